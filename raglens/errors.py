@@ -1,0 +1,29 @@
+"""The one exception hierarchy of the raglens core; only the CLI and the app turn these into exits."""
+
+from __future__ import annotations
+
+
+class RaglensError(Exception):
+    """A problem the user can act on; its message says what went wrong and what to do."""
+
+    exit_code: int = 2
+
+
+class BadInputError(RaglensError):
+    """A path, parameter or file that raglens cannot use as given."""
+
+
+class NothingIndexableError(RaglensError):
+    """The input holds no file that raglens can index."""
+
+    exit_code = 3
+
+
+class ModelLoadError(RaglensError):
+    """The embedding model could not be loaded."""
+
+
+class IndexingCancelled(RaglensError):
+    """Indexing was asked to stop before it finished."""
+
+    exit_code = 130

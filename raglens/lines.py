@@ -1,0 +1,43 @@
+"""Map character offsets in a text to 1-based line numbers."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""What ends a line: CRLF, a lone CR or LF, as editors and Python's universal newlines count them."""
+
+
+class LineIndex:
+    """The start offset of every line of one text, for fast offset-to-line look-ups."""
+
+    def __init__(self, text: str) -> None:
+        self._starts: list[int] = [0]
+        self._starts.extend(match.end() for match in LINE_BREAK.finditer(text))
+        self._length = len(text)
+
+    @property
+    def line_count(self) -> int:
+        """How many lines the text has; a trailing line break does not open a new line."""
+        if self._length and self._starts[-1] == self._length:
+            return len(self._starts) - 1
+        return len(self._starts)
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line holding the character at ``offset``; a line break belongs to its line."""
+        if not 0 <= offset <= self._length:
+            raise IndexError(f"offset {offset} is outside a text of {self._length} characters")
+        return bisect_right(self._starts, offset)
+
+    def line_start(self, line: int) -> int:
+        """The offset of the first character of the 1-based ``line``."""
+        return self._starts[line - 1]
+
+    def line_spans(self) -> list[tuple[int, int]]:
+        """The (start, end) offsets of every line, each end including its line break."""
+        ends = [*self._starts[1:], self._length]
+        spans = list(zip(self._starts, ends, strict=True))
+        if spans and spans[-1][0] == self._length:
+            spans.pop()
+        return spans

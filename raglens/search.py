@@ -1,0 +1,73 @@
+"""Rank windows by cosine similarity: one dot product over every row, exact top-k, no floor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from raglens.errors import BadInputError
+from raglens.index import VectorIndex
+from raglens.windows import Window
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked window."""
+
+    rank: int
+    """1 for the best hit."""
+    score: float
+    """Cosine similarity with the query, on the absolute scale -1..1."""
+    window: Window
+    row: int
+    """The window's row in the index."""
+
+
+@dataclass(frozen=True, eq=False)
+class SearchResult:
+    """The top-k hits of one query and the score of every window that was ranked."""
+
+    hits: tuple[Hit, ...]
+    scores: np.ndarray
+    """The score of each ranked row, in index order (for score distributions)."""
+    ranked_count: int
+    """How many windows were ranked: fewer than the index holds while it is still embedding."""
+    window_count: int
+
+
+def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
+    """The rows of the ``k`` highest scores, best first; equal scores keep corpus order.
+
+    A partition finds the k-th score in linear time; only the chosen k are then sorted.
+    """
+    if k <= 0:
+        raise BadInputError(f"k must be at least 1, got {k}")
+    row_count = scores.shape[0]
+    if k >= row_count:
+        chosen = np.arange(row_count)
+    else:
+        kth_score = np.partition(scores, row_count - k)[row_count - k]
+        above = np.flatnonzero(scores > kth_score)
+        tied = np.flatnonzero(scores == kth_score)[: k - above.shape[0]]
+        chosen = np.concatenate([above, tied])
+    order = np.lexsort((chosen, -scores[chosen]))
+    rows: np.ndarray = chosen[order]
+    return rows
+
+
+def rank(index: VectorIndex, query_vector: np.ndarray, k: int) -> SearchResult:
+    """The ``k`` windows nearest to ``query_vector`` among those embedded so far.
+
+    Rows and query are unit vectors, so the dot product is the cosine; k hits come back
+    whenever k windows are embedded, however far away they are.
+    """
+    if query_vector.shape != (index.dimension,):
+        raise ValueError(f"expected a query vector of shape ({index.dimension},), got {query_vector.shape}")
+    scores = index.vectors @ query_vector.astype(np.float32, copy=False)
+    rows = top_k_rows(scores, k)
+    hits = tuple(
+        Hit(rank=position + 1, score=float(scores[row]), window=index.windows[row], row=int(row))
+        for position, row in enumerate(rows)
+    )
+    return SearchResult(hits, scores, index.embedded_count, index.window_count)

@@ -1,0 +1,154 @@
+"""Cut a text into fixed, overlapping windows of characters, words or lines."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from raglens.errors import BadInputError
+from raglens.lines import LineIndex
+
+_NON_SPACE = re.compile(r"\S")
+_WORD = re.compile(r"\S+")
+
+
+class Unit(str, Enum):
+    """What a window's size and overlap count."""
+
+    CHARS = "chars"
+    WORDS = "words"
+    LINES = "lines"
+
+
+DEFAULT_SIZE_AND_OVERLAP: dict[Unit, tuple[int, int]] = {
+    Unit.CHARS: (1000, 200),
+    Unit.WORDS: (200, 20),
+    Unit.LINES: (40, 8),
+}
+"""Sizes that match the two seeds: rung 1's 1000/200 characters and the 200/20 word windows."""
+
+
+@dataclass(frozen=True)
+class WindowParams:
+    """How to cut: the unit, the window size and the overlap between neighbours, in that unit."""
+
+    unit: Unit = Unit.CHARS
+    size: int = 1000
+    overlap: int = 200
+
+    def __post_init__(self) -> None:
+        if self.size <= 0:
+            raise BadInputError(f"window size must be at least 1 {self.unit.value}, got {self.size}")
+        if self.overlap < 0:
+            raise BadInputError(f"window overlap cannot be negative, got {self.overlap}")
+        if self.overlap >= self.size:
+            raise BadInputError(
+                f"window overlap ({self.overlap}) must be smaller than the size ({self.size}), "
+                "or windows would never advance"
+            )
+
+    @classmethod
+    def for_unit(cls, unit: Unit | str, size: int | None = None, overlap: int | None = None) -> WindowParams:
+        """Parameters for ``unit``, with that unit's defaults for whatever is not given."""
+        try:
+            chosen = Unit(unit)
+        except ValueError:
+            known = ", ".join(u.value for u in Unit)
+            raise BadInputError(f"unknown window unit {unit!r}; choose one of {known}") from None
+        default_size, default_overlap = DEFAULT_SIZE_AND_OVERLAP[chosen]
+        if size is None:
+            size = default_size
+        if overlap is None:
+            # Keep the default's proportion when only the size was given, so --size 300 just works.
+            overlap = default_overlap if size == default_size else size * default_overlap // default_size
+        return cls(chosen, size, overlap)
+
+    @property
+    def step(self) -> int:
+        """How far each window starts after the previous one, in units."""
+        return self.size - self.overlap
+
+    def describe(self) -> str:
+        """A short human label such as ``1000/200 chars``."""
+        return f"{self.size}/{self.overlap} {self.unit.value}"
+
+
+@dataclass(frozen=True)
+class Window:
+    """One window of one file: offsets into the file's text, never a copy of it."""
+
+    path: str
+    """The file's path relative to the corpus root, with forward slashes."""
+    unit: Unit
+    index: int
+    """Position among the kept windows of its file, from 0."""
+    start: int
+    """Offset of the first character; ``text[start:end]`` is the window."""
+    end: int
+    line_start: int
+    """1-based line of the first character."""
+    line_end: int
+    """1-based line of the last character."""
+
+    @property
+    def citation(self) -> str:
+        """Where the window is, as ``path:Lstart-Lend``."""
+        return f"{self.path}:L{self.line_start}-L{self.line_end}"
+
+    @property
+    def length(self) -> int:
+        """How many characters the window spans."""
+        return self.end - self.start
+
+    def text_in(self, file_text: str) -> str:
+        """The window's characters, sliced from its file's text."""
+        return file_text[self.start : self.end]
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of every word: a maximal run of non-whitespace characters."""
+    return [match.span() for match in _WORD.finditer(text)]
+
+
+def _grid(unit_count: int, params: WindowParams) -> list[tuple[int, int]]:
+    """Unit ranges [first, last) of every window: from 0, a step apart, until one reaches the end."""
+    ranges: list[tuple[int, int]] = []
+    first = 0
+    while first < unit_count:
+        last = min(first + params.size, unit_count)
+        ranges.append((first, last))
+        if last == unit_count:
+            break
+        first += params.step
+    return ranges
+
+
+def cut_windows(path: str, text: str, params: WindowParams) -> list[Window]:
+    """Every window of one file's text; windows holding only whitespace are dropped."""
+    lines = LineIndex(text)
+    offsets: list[tuple[int, int]]
+    if params.unit is Unit.CHARS:
+        offsets = _grid(len(text), params)
+    else:
+        spans: Sequence[tuple[int, int]] = (
+            word_spans(text) if params.unit is Unit.WORDS else lines.line_spans()
+        )
+        offsets = [(spans[first][0], spans[last - 1][1]) for first, last in _grid(len(spans), params)]
+    windows: list[Window] = []
+    for start, end in offsets:
+        if not _NON_SPACE.search(text, start, end):
+            continue
+        windows.append(
+            Window(
+                path=path,
+                unit=params.unit,
+                index=len(windows),
+                start=start,
+                end=end,
+                line_start=lines.line_of(start),
+                line_end=lines.line_of(end - 1),
+            )
+        )
+    return windows

@@ -19,8 +19,8 @@ class LineIndex:
 
     @property
     def line_count(self) -> int:
-        """How many lines the text has; a trailing line break does not open a new line."""
-        if self._length and self._starts[-1] == self._length:
+        """How many lines the text has: none when empty; a trailing line break opens no new line."""
+        if self._starts[-1] == self._length:
             return len(self._starts) - 1
         return len(self._starts)
 

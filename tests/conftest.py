@@ -1,0 +1,53 @@
+"""Shared fixtures: temporary corpora and the one real model, loaded once per test session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CORPUS = REPO_ROOT / "sample_corpus"
+
+MakeTree = Callable[[dict[str, str | bytes]], Path]
+
+
+@pytest.fixture
+def make_tree(tmp_path: Path) -> MakeTree:
+    """Write ``{relative path: text or bytes}`` under a fresh folder and return the folder."""
+
+    def make(files: dict[str, str | bytes]) -> Path:
+        root = tmp_path / "corpus"
+        root.mkdir(exist_ok=True)
+        for rel, content in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8", newline="")
+        return root
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def real_embedder():  # type: ignore[no-untyped-def]
+    """The bundled all-MiniLM-L6-v2 on the CPU; importing sentence-transformers takes seconds, so once."""
+    from raglens.embedding import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(device="cpu")
+
+
+@pytest.fixture(autouse=True)
+def _no_git_identity_prompts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Git commands in tests never read the developer's config nor wait for input."""
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "raglens tests")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tests@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "raglens tests")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tests@example.invalid")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)

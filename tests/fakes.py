@@ -1,0 +1,46 @@
+"""A deterministic stand-in for the embedding model, for fast tests of everything around it."""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from raglens.embedding import normalize_rows
+
+_TOKEN = re.compile(r"\w+")
+
+
+class HashingEmbedder:
+    """Bag-of-words vectors: each lower-cased word adds one to a CRC32-chosen dimension."""
+
+    name = "fake-hashing"
+    device = "cpu"
+
+    def __init__(self, dimension: int = 64, max_seq_length: int | None = 128) -> None:
+        self._dimension = dimension
+        self._max_seq_length = max_seq_length
+        self.encoded_batches: list[int] = []
+        """The size of every batch encode() was called with, for tests of batching."""
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def max_seq_length(self) -> int | None:
+        return self._max_seq_length
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.encoded_batches.append(len(texts))
+        vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in _TOKEN.findall(text.lower()):
+                vectors[row, zlib.crc32(token.encode()) % self._dimension] += 1.0
+        return normalize_rows(vectors)
+
+    def encode_query(self, query: str) -> np.ndarray:
+        vector: np.ndarray = self.encode([query])[0]
+        return vector

@@ -1,0 +1,219 @@
+from __future__ import annotations
+
+import codecs
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from raglens.corpus import CorpusOptions, SkipReason, load_corpus, scan_corpus
+from raglens.errors import BadInputError, NothingIndexableError
+from tests.conftest import MakeTree
+
+
+def skipped_reasons(root: Path, **options: int) -> dict[str, SkipReason]:
+    corpus = scan_corpus(root, CorpusOptions(**options))
+    return {entry.path: entry.reason for entry in corpus.skipped}
+
+
+def indexed(root: Path) -> list[str]:
+    return [f.path for f in scan_corpus(root).files]
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def test_walk_honours_nested_gitignores_and_negation(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            ".gitignore": "*.log\nsecrets/\n",
+            "app.py": "print('hi')\n",
+            "debug.log": "noise\n",
+            "secrets/key.txt": "hunter2\n",
+            "docs/.gitignore": "!keep.log\ndraft-*\n",
+            "docs/keep.log": "kept by negation\n",
+            "docs/other.log": "still ignored\n",
+            "docs/draft-1.md": "draft\n",
+            "docs/guide.md": "# Guide\n",
+        }
+    )
+    corpus = scan_corpus(root)
+    assert corpus.listing == "walk"
+    assert indexed(root) == [".gitignore", "app.py", "docs/.gitignore", "docs/guide.md", "docs/keep.log"]
+    reasons = skipped_reasons(root)
+    assert reasons["debug.log"] is SkipReason.IGNORED
+    assert reasons["secrets/"] is SkipReason.IGNORED
+    assert reasons["docs/other.log"] is SkipReason.IGNORED
+    assert reasons["docs/draft-1.md"] is SkipReason.IGNORED
+
+
+def test_vendored_folders_and_lock_files_are_skipped_by_default(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            "main.js": "console.log(1)\n",
+            "node_modules/lib/index.js": "module.exports = 1\n",
+            ".venv/lib/site.py": "x = 1\n",
+            "__pycache__/m.cpython-311.pyc": b"\x00\x01",
+            "package-lock.json": "{}\n",
+            "dist/bundle.min.js": "var a=1;\n",
+            "static/app.min.js": "var b=2;\n",
+            "poetry.lock": "[[package]]\n",
+        }
+    )
+    assert indexed(root) == ["main.js"]
+    reasons = skipped_reasons(root)
+    assert reasons["node_modules/"] is SkipReason.VENDORED
+    assert reasons[".venv/"] is SkipReason.VENDORED
+    assert reasons["dist/"] is SkipReason.VENDORED
+    assert reasons["package-lock.json"] is SkipReason.GENERATED
+    assert reasons["static/app.min.js"] is SkipReason.GENERATED
+    assert reasons["poetry.lock"] is SkipReason.GENERATED
+
+
+def test_inside_git_the_file_list_comes_from_git(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            ".gitignore": "build-output/\n*.tmp\n",
+            "tracked.py": "a = 1\n",
+            "untracked.md": "# new\n",
+            "scratch.tmp": "ignored\n",
+            "build-output/x.txt": "ignored folder\n",
+            "sub/.gitignore": "local.txt\n",
+            "sub/local.txt": "ignored by a nested rule\n",
+            "sub/kept.txt": "kept\n",
+        }
+    )
+    git(root, "init", "-q")
+    (root / ".git" / "info" / "exclude").write_text("excluded-by-info.txt\n")
+    (root / "excluded-by-info.txt").write_text("never listed\n")
+    git(root, "add", "tracked.py", ".gitignore")
+    git(root, "commit", "-qm", "init")
+    corpus = scan_corpus(root)
+    assert corpus.listing == "git"
+    assert indexed(root) == [".gitignore", "sub/.gitignore", "sub/kept.txt", "tracked.py", "untracked.md"]
+    reasons = skipped_reasons(root)
+    assert reasons["scratch.tmp"] is SkipReason.IGNORED
+    assert reasons["build-output/"] is SkipReason.IGNORED
+    assert reasons["sub/local.txt"] is SkipReason.IGNORED
+    assert reasons["excluded-by-info.txt"] is SkipReason.IGNORED
+
+
+def test_a_subfolder_of_a_git_work_tree_lists_relative_to_itself(make_tree: MakeTree) -> None:
+    root = make_tree({"top.txt": "top\n", "inner/a.txt": "a\n", "inner/b.tmp": "b\n", ".gitignore": "*.tmp\n"})
+    git(root, "init", "-q")
+    corpus = scan_corpus(root / "inner")
+    assert (corpus.listing, [f.path for f in corpus.files]) == ("git", ["a.txt"])
+    assert corpus.root == (root / "inner").resolve()
+
+
+def test_a_tracked_file_deleted_from_the_work_tree_is_reported(make_tree: MakeTree) -> None:
+    root = make_tree({"a.txt": "a\n", "gone.txt": "g\n"})
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "init")
+    (root / "gone.txt").unlink()
+    assert skipped_reasons(root)["gone.txt"] is SkipReason.VANISHED
+
+
+def test_per_file_skips_each_with_its_reason(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            "ok.txt": "fine\n",
+            "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+            "big.txt": "x" * 2001,
+            "empty.txt": "",
+            "blank.txt": "  \n\t\n",
+        }
+    )
+    corpus = scan_corpus(root, CorpusOptions(max_file_bytes=2000))
+    by_path = {entry.path: entry for entry in corpus.skipped}
+    assert [f.path for f in corpus.files] == ["ok.txt"]
+    assert by_path["image.png"].reason is SkipReason.BINARY
+    assert by_path["big.txt"].reason is SkipReason.TOO_LARGE
+    assert "2.0 kB over the 2.0 kB limit" in by_path["big.txt"].detail
+    assert (by_path["empty.txt"].reason, by_path["empty.txt"].detail) == (SkipReason.EMPTY, "empty")
+    assert by_path["blank.txt"].detail == "only whitespace"
+
+
+def test_encodings_bom_utf16_cp1252_and_crlf(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            "bom.txt": codecs.BOM_UTF8 + "with bom\n".encode(),
+            "utf16.txt": codecs.BOM_UTF16_LE + "wide text\n".encode("utf-16-le"),
+            "latin.txt": "caf\xe9\n".encode("cp1252"),
+            "crlf.txt": b"one\r\ntwo\r\n",
+        }
+    )
+    files = {f.path: f for f in scan_corpus(root).files}
+    assert files["bom.txt"].text == "with bom\n"
+    assert files["utf16.txt"].text == "wide text\n"
+    assert files["latin.txt"].text == "café\n"
+    assert "Windows-1252" in files["latin.txt"].decoding_note
+    assert files["crlf.txt"].text == "one\r\ntwo\r\n", "text is kept exactly; lines are counted later"
+
+
+def test_symlinks_loops_escapes_and_duplicates(make_tree: MakeTree, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret outside the root\n")
+    root = make_tree({"real.txt": "the real file\n", "sub/inner.txt": "inner\n"})
+    os.symlink("loop_b", root / "loop_a")
+    os.symlink("loop_a", root / "loop_b")
+    os.symlink(outside, root / "escape.txt")
+    os.symlink("missing.txt", root / "dangling.txt")
+    os.symlink("real.txt", root / "alias.txt")
+    os.symlink("..", root / "sub" / "up")  # a folder cycle
+    corpus = scan_corpus(root)
+    assert [f.path for f in corpus.files] == ["real.txt", "sub/inner.txt"]
+    details = {entry.path: entry.detail for entry in corpus.skipped}
+    assert details["loop_a"] == "symlink loop"
+    assert details["escape.txt"] == "symlink to outside the root, not followed"
+    assert details["dangling.txt"].startswith("dangling symlink")
+    assert details["alias.txt"] == "symlink to real.txt, which is indexed under its own path"
+    assert "indexed under its own path" in details["sub/up"]
+
+
+def test_unreadable_file_is_skipped_with_the_reason(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_tree({"ok.txt": "ok\n", "locked.txt": "locked\n"})
+    real_open = Path.open
+
+    def guarded_open(self: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if self.name == "locked.txt":
+            raise PermissionError(13, "Permission denied")
+        return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "open", guarded_open)
+    corpus = scan_corpus(root)
+    assert [f.path for f in corpus.files] == ["ok.txt"]
+    [locked] = corpus.skipped
+    assert (locked.reason, locked.detail) == (SkipReason.UNREADABLE, "cannot read: Permission denied")
+
+
+def test_a_single_file_is_a_corpus_of_one(make_tree: MakeTree) -> None:
+    root = make_tree({"notes/today.md": "# Today\n", "notes/other.md": "# Other\n"})
+    corpus = load_corpus(root / "notes" / "today.md")
+    assert (corpus.listing, [f.path for f in corpus.files]) == ("file", ["today.md"])
+    assert corpus.root == (root / "notes").resolve()
+
+
+def test_missing_path_is_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="no such file or folder") as raised:
+        load_corpus(tmp_path / "nope")
+    assert raised.value.exit_code == 2
+
+
+def test_empty_folder_and_nothing_indexable_exit_3(make_tree: MakeTree, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(NothingIndexableError, match="the folder is empty") as raised:
+        load_corpus(empty)
+    assert raised.value.exit_code == 3
+    root = make_tree({"a.bin": b"\x00\x01\x02", "b.txt": ""})
+    with pytest.raises(NothingIndexableError, match=r"2 skipped: a\.bin: binary.*b\.txt: empty"):
+        load_corpus(root)
+
+
+def test_max_file_bytes_must_be_positive() -> None:
+    with pytest.raises(BadInputError, match="must be positive"):
+        CorpusOptions(max_file_bytes=0)

@@ -1,0 +1,41 @@
+"""The core never imports Textual, and nothing cheap pays for torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CORE_MODULES = [
+    "raglens.corpus",
+    "raglens.decoding",
+    "raglens.windows",
+    "raglens.lines",
+    "raglens.embedding",
+    "raglens.index",
+    "raglens.search",
+    "raglens.pipeline",
+    "raglens.printable",
+]
+
+
+def loaded_modules_after(code: str) -> set[str]:
+    script = f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"
+    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return set(output.stdout.split())
+
+
+def test_core_imports_neither_textual_nor_the_model_libraries() -> None:
+    loaded = loaded_modules_after("\n".join(f"import {name}" for name in CORE_MODULES))
+    assert set(CORE_MODULES) <= loaded
+    for forbidden in ("textual", "torch", "sentence_transformers", "transformers"):
+        assert forbidden not in loaded, f"importing the core loaded {forbidden}"
+
+
+def test_the_cli_parses_and_lists_files_without_torch() -> None:
+    loaded = loaded_modules_after(
+        "from raglens.cli.main import main\nimport contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['files', 'sample_corpus', '--json'])"
+    )
+    assert "raglens.cli.main" in loaded
+    assert "torch" not in loaded
+    assert "sentence_transformers" not in loaded

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from raglens.lines import LineIndex
+
+line_texts = st.lists(st.sampled_from([*"ab \t\n\r", "\r\n", "é", "€"]), max_size=200).map("".join)
+"""Texts mixing LF, CR and CRLF line breaks with a few other characters."""
+
+
+def oracle_line_of(text: str, offset: int) -> int:
+    """The 1-based line of ``offset``, from Python's own universal-newline reader."""
+    consumed = 0
+    for number, line in enumerate(io.StringIO(text, newline="").readlines(), start=1):
+        consumed += len(line)
+        if offset < consumed:
+            return number
+    raise AssertionError(f"offset {offset} is past the text")
+
+
+@given(line_texts)
+def test_every_offset_maps_to_the_line_pythons_reader_puts_it_on(text: str) -> None:
+    index = LineIndex(text)
+    for offset in range(len(text)):
+        assert index.line_of(offset) == oracle_line_of(text, offset)
+
+
+@given(line_texts)
+def test_line_spans_tile_the_text_like_splitlines(text: str) -> None:
+    spans = LineIndex(text).line_spans()
+    assert [text[start:end] for start, end in spans] == text.splitlines(keepends=True)
+    assert LineIndex(text).line_count == len(text.splitlines())
+
+
+def test_crlf_counts_one_line_break() -> None:
+    text = "one\r\ntwo\r\nthree"
+    index = LineIndex(text)
+    assert index.line_of(text.index("two")) == 2
+    assert index.line_of(text.index("\n")) == 1  # the LF of a CRLF belongs to the line it ends
+    assert index.line_of(text.index("three")) == 3
+
+
+def test_a_lone_cr_ends_a_line() -> None:
+    index = LineIndex("old\rmac\rfile")
+    assert index.line_of(4) == 2
+    assert index.line_of(8) == 3
+
+
+def test_offset_outside_the_text_is_an_error() -> None:
+    with pytest.raises(IndexError):
+        LineIndex("abc").line_of(4)

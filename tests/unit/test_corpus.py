@@ -101,7 +101,9 @@ def test_inside_git_the_file_list_comes_from_git(make_tree: MakeTree) -> None:
 
 
 def test_a_subfolder_of_a_git_work_tree_lists_relative_to_itself(make_tree: MakeTree) -> None:
-    root = make_tree({"top.txt": "top\n", "inner/a.txt": "a\n", "inner/b.tmp": "b\n", ".gitignore": "*.tmp\n"})
+    root = make_tree(
+        {"top.txt": "top\n", "inner/a.txt": "a\n", "inner/b.tmp": "b\n", ".gitignore": "*.tmp\n"}
+    )
     git(root, "init", "-q")
     corpus = scan_corpus(root / "inner")
     assert (corpus.listing, [f.path for f in corpus.files]) == ("git", ["a.txt"])
@@ -140,7 +142,7 @@ def test_per_file_skips_each_with_its_reason(make_tree: MakeTree) -> None:
 def test_encodings_bom_utf16_cp1252_and_crlf(make_tree: MakeTree) -> None:
     root = make_tree(
         {
-            "bom.txt": codecs.BOM_UTF8 + "with bom\n".encode(),
+            "bom.txt": codecs.BOM_UTF8 + b"with bom\n",
             "utf16.txt": codecs.BOM_UTF16_LE + "wide text\n".encode("utf-16-le"),
             "latin.txt": "caf\xe9\n".encode("cp1252"),
             "crlf.txt": b"one\r\ntwo\r\n",
@@ -174,7 +176,9 @@ def test_symlinks_loops_escapes_and_duplicates(make_tree: MakeTree, tmp_path: Pa
     assert "indexed under its own path" in details["sub/up"]
 
 
-def test_unreadable_file_is_skipped_with_the_reason(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreadable_file_is_skipped_with_the_reason(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_tree({"ok.txt": "ok\n", "locked.txt": "locked\n"})
     real_open = Path.open
 

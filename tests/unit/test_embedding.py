@@ -16,7 +16,7 @@ def test_rows_become_unit_length_float32_or_stay_zero(matrix: np.ndarray) -> Non
     unit = normalize_rows(matrix)
     assert unit.dtype == np.float32
     norms = np.linalg.norm(unit.astype(np.float64), axis=1)
-    for norm, original in zip(norms, matrix):
+    for norm, original in zip(norms, matrix, strict=True):
         if np.linalg.norm(original) > 1e-6:
             assert norm == pytest.approx(1.0, abs=1e-5)
         elif not original.any():

@@ -74,7 +74,13 @@ def test_build_stops_when_asked(corpus_root) -> None:  # type: ignore[no-untyped
             stop.set()
 
     with pytest.raises(IndexingCancelled):
-        build_index(corpus, WindowParams(), HashingEmbedder(), on_step=stop_after_first_batch,
-                    should_stop=stop.is_set, batch_size=1)
+        build_index(
+            corpus,
+            WindowParams(),
+            HashingEmbedder(),
+            on_step=stop_after_first_batch,
+            should_stop=stop.is_set,
+            batch_size=1,
+        )
     assert sum(isinstance(s, WindowsEmbedded) for s in steps) == 1
     assert not any(isinstance(s, IndexReady) for s in steps)

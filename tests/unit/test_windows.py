@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from raglens.errors import BadInputError
@@ -71,7 +72,7 @@ def test_window_invariants(text: str, params: WindowParams) -> None:
         assert window.line_start == lines.line_of(window.start)
         assert window.line_end == lines.line_of(window.end - 1)
         assert window.line_start <= window.line_end
-    for previous, current in zip(windows, windows[1:]):
+    for previous, current in pairwise(windows):
         assert previous.start < current.start
         assert previous.end < current.end, "no window lies wholly inside the previous one"
 
@@ -96,7 +97,7 @@ def test_windows_hold_size_units_and_neighbours_share_the_overlap(text: str, par
     ranges = [(first_unit[w.start], last_unit[w.end]) for w in windows]
     for first, last in ranges[:-1]:
         assert last - first == params.size
-    for (first, last), (next_first, _) in zip(ranges, ranges[1:]):
+    for (first, last), (next_first, _) in pairwise(ranges):
         assert (next_first - first) % params.step == 0
         if next_first - first == params.step:  # neighbours on the grid, nothing dropped between them
             assert last - next_first == params.overlap

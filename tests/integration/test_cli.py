@@ -1,0 +1,211 @@
+"""The headless CLI: exit codes, stdout/stderr separation, the JSON shape and terminal safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from raglens.cli import searching
+from raglens.cli.main import main
+from raglens.corpus import CorpusOptions, load_corpus
+from raglens.embedding import SentenceTransformerEmbedder
+from raglens.pipeline import build_index
+from raglens.windows import WindowParams
+from tests.conftest import REPO_ROOT, SAMPLE_CORPUS, MakeTree
+
+HIT_KEYS = {"rank", "score", "path", "start", "end", "line_start", "line_end", "citation", "text"}
+HOSTILE_TEXT = (
+    "Clear the screen \x1b[2J\x1b[H, set the title \x1b]0;owned\x07, copy to the clipboard "
+    "\x1b]52;c;cm0gLXJmIH4=\x07, ring \x07, erase\x08\x08.\n[bold red]markup[/] too.\n" * 3
+)
+
+
+@pytest.fixture
+def real_model_in_cli(monkeypatch: pytest.MonkeyPatch, real_embedder: SentenceTransformerEmbedder) -> None:
+    """The CLI gets the session's real model instead of loading it again."""
+    monkeypatch.setattr(searching, "SentenceTransformerEmbedder", lambda *args, **kwargs: real_embedder)
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_files_json_lists_indexed_and_skipped(
+    capsys: pytest.CaptureFixture[str], make_tree: MakeTree
+) -> None:
+    root = make_tree({"a.md": "# A\n" + "text " * 400, "b.bin": b"\x00\x01", "node_modules/x.js": "x\n"})
+    code, out, err = run_main(capsys, "files", str(root), "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["file_count"] == 1
+    assert document["files"][0]["path"] == "a.md"
+    assert document["files"][0]["window_count"] == 3
+    assert document["window_count"] == 3
+    assert {(s["path"], s["reason"]) for s in document["skipped"]} == {
+        ("b.bin", "binary"),
+        ("node_modules/", "vendored"),
+    }
+    assert err == ""
+
+
+def test_files_human_output_names_every_skip(capsys: pytest.CaptureFixture[str], make_tree: MakeTree) -> None:
+    root = make_tree({"a.md": "alpha\n", "big.txt": "x" * 50})
+    code, out, _ = run_main(capsys, "files", str(root), "--max-file-bytes", "10")
+    assert code == 0
+    assert "a.md" in out
+    assert "too large" in out and "big.txt" in out
+
+
+def test_nothing_indexable_exits_3_with_the_reasons(
+    capsys: pytest.CaptureFixture[str], make_tree: MakeTree
+) -> None:
+    root = make_tree({"only.bin": b"\x00\x00"})
+    code, out, err = run_main(capsys, "files", str(root), "--json")
+    assert code == 3
+    assert json.loads(out)["skipped"][0]["reason"] == "binary"
+    assert "nothing indexable" in err and "only.bin: binary" in err
+    code, out, err = run_main(capsys, "search", str(root), "anything")
+    assert (code, out) == (3, "")
+    assert "nothing indexable" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["search", "/no/such/place", "q"], "no such file or folder"),
+        (
+            ["search", "sample_corpus", "q", "--size", "100", "--overlap", "100"],
+            "must be smaller than the size",
+        ),
+        (["search", "sample_corpus", "q", "--size", "0"], "at least 1"),
+        (["search", "sample_corpus", "q", "-k", "0"], "-k must be at least 1"),
+        (["files", "sample_corpus", "--max-file-bytes", "0"], "must be positive"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_traceback(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, out, err = run_main(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert "Traceback" not in err
+    assert err.startswith("raglens: ")
+
+
+@pytest.mark.parametrize(
+    "argv", [["search", "sample_corpus"], ["files"], ["sample_corpus", "--unit", "tokens"]]
+)
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(argv)
+    assert raised.value.code == 2
+    assert "usage: raglens" in capsys.readouterr().err
+
+
+@pytest.mark.model
+def test_search_json_is_one_document_with_the_exact_top_k(
+    capsys: pytest.CaptureFixture[str], real_model_in_cli: None, real_embedder: SentenceTransformerEmbedder
+) -> None:
+    query = "how are failed jobs retried?"
+    code, out, err = run_main(capsys, "search", str(SAMPLE_CORPUS), query, "--json", "-k", "4")
+    assert code == 0
+    document = json.loads(out)
+    assert document["query"] == query
+    assert document["k"] == 4
+    assert document["parameters"] == {
+        "unit": "chars",
+        "size": 1000,
+        "overlap": 200,
+        "max_file_bytes": 1_000_000,
+    }
+    assert document["model"] == {
+        "name": "all-MiniLM-L6-v2",
+        "dimension": 384,
+        "max_seq_length": 256,
+        "device": "cpu",
+    }
+    assert document["corpus"]["file_count"] == 32
+    assert len(document["hits"]) == 4
+    for hit in document["hits"]:
+        assert set(hit) == HIT_KEYS
+        assert hit["citation"] == f"{hit['path']}:L{hit['line_start']}-L{hit['line_end']}"
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    index = build_index(corpus, WindowParams(), real_embedder)
+    scores = index.vectors @ real_embedder.encode_query(query)
+    top = np.argsort(-scores, kind="stable")[:4]
+    assert [(h["path"], h["start"]) for h in document["hits"]] == [
+        (index.windows[row].path, index.windows[row].start) for row in top
+    ]
+    assert [h["score"] for h in document["hits"]] == [float(scores[row]) for row in top]
+    for hit in document["hits"]:
+        assert hit["text"] == corpus.file(hit["path"]).text[hit["start"] : hit["end"]]
+    assert "-> cut into" in err and "-> index ready" in err
+
+
+@pytest.mark.model
+def test_search_human_output_has_bars_citations_and_raw_text(
+    capsys: pytest.CaptureFixture[str], real_model_in_cli: None
+) -> None:
+    code, out, err = run_main(capsys, "search", str(SAMPLE_CORPUS), "Wie starte ich einen Worker?", "-k", "2")
+    assert code == 0
+    assert "docs/de/schnellstart.md:L" in out
+    assert "█" in out
+    assert "# Schnellstart" in out
+    assert "ranked" in out and "of" in out
+    assert "-> found 32 file(s)" in err
+
+
+@pytest.mark.model
+def test_file_content_never_reaches_the_terminal_as_control_codes(
+    capsys: pytest.CaptureFixture[str], real_model_in_cli: None, make_tree: MakeTree
+) -> None:
+    root = make_tree({"hostile.txt": HOSTILE_TEXT, "plain.md": "nothing to see\n"})
+    outputs = {}
+    for mode, extra in (("human", []), ("json", ["--json"])):
+        code, outputs[mode], _ = run_main(capsys, "search", str(root), "clear the screen", "-k", "2", *extra)
+        assert code == 0
+        for control in ("\x1b", "\x07", "\x08"):
+            assert control not in outputs[mode]
+    assert "Clear the screen ␛[2J␛[H, set the title ␛]0;owned␇" in outputs["human"]
+    assert "[bold red]markup[/]" in outputs["human"], "Rich markup in a file is shown, not applied"
+    hit_text = json.loads(outputs["json"])["hits"][0]["text"]
+    assert hit_text.startswith("Clear the screen \x1b[2J"), "JSON keeps the exact text, escaped"
+
+
+@pytest.mark.model
+def test_the_console_script_prints_only_json_on_stdout(tmp_path: Path) -> None:
+    environment = {**os.environ, "COLUMNS": "100"}
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "raglens",
+            "search",
+            "sample_corpus",
+            "what happens after a job is acknowledged?",
+            "--json",
+            "-k",
+            "3",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    document = json.loads(completed.stdout)
+    assert [hit["rank"] for hit in document["hits"]] == [1, 2, 3]
+    assert document["hits"][0]["path"] == "docs/queues.md"
+    assert "-> loading the bundled all-MiniLM-L6-v2" in completed.stderr
+    assert "Traceback" not in completed.stderr

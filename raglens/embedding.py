@@ -109,8 +109,12 @@ class SentenceTransformerEmbedder:
         _quiet_model_libraries()
         try:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
         except ImportError as error:
             raise ModelLoadError(f"sentence-transformers cannot be imported: {error}") from error
+        # The environment variables above only work before the first import; these work after it too.
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
         resolved_device = resolve_device(device)
         try:
             self._model: Any = SentenceTransformer(source, device=resolved_device)

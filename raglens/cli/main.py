@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = arguments[0] if arguments and arguments[0] in SUBCOMMANDS else None
     parser = build_parser(command)
     args = parser.parse_args(arguments[1:] if command else arguments)
-    stderr = Console(stderr=True, highlight=False)
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         if command == "files":
             return _run_files(args)

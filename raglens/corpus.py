@@ -160,10 +160,9 @@ def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile
                 return SkippedFile(rel_path, SkipReason.SYMLINK, detail)
             if not _is_within(target, root):
                 return SkippedFile(rel_path, SkipReason.SYMLINK, "symlink to outside the root, not followed")
-            inside = target.relative_to(root).as_posix()
-            return SkippedFile(
-                rel_path, SkipReason.SYMLINK, f"symlink to {inside}, which is indexed under its own path"
-            )
+            inside = target.relative_to(root).as_posix() or "."
+            # The target is listed under its own path, so following the link would only index it twice.
+            return SkippedFile(rel_path, SkipReason.SYMLINK, f"symlink to {inside}, not followed")
         stat = full.stat()
         if not full.is_file():
             kind = "a folder (a git submodule?)" if full.is_dir() else "a device, pipe or socket"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
@@ -80,7 +80,7 @@ def cut_corpus(corpus: Corpus, params: WindowParams) -> list[Window]:
     return [window for source in corpus.files for window in cut_windows(source.path, source.text, params)]
 
 
-def window_texts(corpus: Corpus, windows: list[Window] | tuple[Window, ...]) -> list[str]:
+def window_texts(corpus: Corpus, windows: Sequence[Window]) -> list[str]:
     """The text of each window, sliced from its file."""
     return [window.text_in(corpus.file(window.path).text) for window in windows]
 

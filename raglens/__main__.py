@@ -2,4 +2,6 @@
 
 from raglens.cli.main import main
 
-raise SystemExit(main())
+# Guarded: a spawned embedding process re-imports the main module and must not run the CLI again.
+if __name__ == "__main__":
+    raise SystemExit(main())

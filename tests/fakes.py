@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import time
 import zlib
 from collections.abc import Sequence
 
 import numpy as np
 
 from raglens.embedding import normalize_rows
+from raglens.errors import ModelLoadError
 
 _TOKEN = re.compile(r"\w+")
 
@@ -44,3 +46,16 @@ class HashingEmbedder:
     def encode_query(self, query: str) -> np.ndarray:
         vector: np.ndarray = self.encode([query])[0]
         return vector
+
+
+class SlowHashingEmbedder(HashingEmbedder):
+    """A hashing embedder that takes 50 ms per batch, so requests can overtake a stream of batches."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        time.sleep(0.05)
+        return super().encode(texts)
+
+
+def failing_embedder() -> HashingEmbedder:
+    """A factory that fails as a model load would."""
+    raise ModelLoadError("this model cannot be loaded (on purpose)")

@@ -11,6 +11,7 @@ CORE_MODULES = [
     "raglens.windows",
     "raglens.lines",
     "raglens.embedding",
+    "raglens.embedding_process",
     "raglens.index",
     "raglens.search",
     "raglens.pipeline",

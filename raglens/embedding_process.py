@@ -1,0 +1,298 @@
+"""The embedding model in a process of its own, streaming vectors back over a pipe.
+
+Importing torch and tokenising hold the GIL for up to half a second at a time, so a UI must not
+host the model in a thread. Requests and replies are small JSON frames; vectors travel as raw
+float32 bytes in the frame after their header. A query is answered between two window batches,
+so a search never waits for the whole index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import itertools
+import json
+import multiprocessing
+import os
+import threading
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from raglens.embedding import Embedder, SentenceTransformerEmbedder
+from raglens.errors import ModelLoadError, RaglensError
+
+PROCESS_BATCH_SIZE = 8
+"""Windows per batch in the process: small enough that a query waits at most ~0.4 s on a 2-core CPU."""
+
+
+@dataclass(frozen=True)
+class ModelReady:
+    """The process has loaded its model."""
+
+    name: str
+    dimension: int
+    max_seq_length: int | None
+    device: str
+
+
+@dataclass(frozen=True)
+class ModelFailed:
+    """The model could not be loaded; the process has exited."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class QueryEmbedded:
+    """The vector of one submitted query."""
+
+    request_id: int
+    vector: np.ndarray
+
+
+@dataclass(frozen=True)
+class VectorsEmbedded:
+    """The vectors of ``len(vectors)`` texts of one window request, from position ``start``."""
+
+    request_id: int
+    start: int
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True)
+class WindowsDone:
+    """Every text of a window request has its vectors."""
+
+    request_id: int
+
+
+@dataclass(frozen=True)
+class RequestCancelled:
+    """A window request was cancelled; no more vectors of it will come."""
+
+    request_id: int
+
+
+@dataclass(frozen=True)
+class ProcessEnded:
+    """The process is gone: shut down, crashed or killed."""
+
+    exit_code: int | None
+
+
+ProcessEvent = (
+    ModelReady | ModelFailed | QueryEmbedded | VectorsEmbedded | WindowsDone | RequestCancelled | ProcessEnded
+)
+
+
+def _send(connection: Connection, header: dict[str, Any], vectors: np.ndarray | None = None) -> None:
+    connection.send_bytes(json.dumps(header).encode())
+    if vectors is not None:
+        connection.send_bytes(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+
+
+def _receive_vectors(connection: Connection, rows: int, dimension: int) -> np.ndarray:
+    return np.frombuffer(connection.recv_bytes(), dtype=np.float32).reshape(rows, dimension)
+
+
+def _load_embedder(factory: str | None, model: str | None, device: str | None, offline: bool) -> Embedder:
+    if factory is None:
+        return SentenceTransformerEmbedder(model, device, offline=offline)
+    module_name, _, attribute = factory.partition(":")
+    built: Embedder = getattr(importlib.import_module(module_name), attribute)()
+    return built
+
+
+def _silence_output(log_path: str | None) -> None:
+    """Point the process's stdout and stderr at a log file (or nowhere), so nothing paints over a UI."""
+    target = os.open(log_path or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(target, 1)
+    os.dup2(target, 2)
+    os.close(target)
+
+
+@dataclass
+class _WindowJob:
+    request_id: int
+    texts: list[str]
+    position: int = 0
+
+
+def serve(
+    connection: Connection,
+    model: str | None,
+    device: str | None,
+    offline: bool,
+    factory: str | None,
+    log_path: str | None,
+    batch_size: int,
+) -> None:
+    """The process's main loop: load the model, then answer requests until shutdown or a closed pipe."""
+    _silence_output(log_path)
+    try:
+        embedder = _load_embedder(factory, model, device, offline)
+    except RaglensError as error:
+        _send(connection, {"type": "failed", "message": str(error)})
+        return
+    except Exception as error:  # anything else while loading is still one message, not a dead pipe
+        _send(connection, {"type": "failed", "message": f"{type(error).__name__}: {error}"})
+        return
+    _send(
+        connection,
+        {
+            "type": "ready",
+            "name": embedder.name,
+            "dimension": embedder.dimension,
+            "max_seq_length": embedder.max_seq_length,
+            "device": getattr(embedder, "device", "cpu"),
+        },
+    )
+    jobs: deque[_WindowJob] = deque()
+    try:
+        while True:
+            # Answer every waiting request first; block only when no window work is left.
+            while not jobs or connection.poll(0):
+                request = json.loads(connection.recv_bytes())
+                kind = request["type"]
+                if kind == "shutdown":
+                    return
+                if kind == "query":
+                    vector = embedder.encode_query(request["text"])
+                    _send(connection, {"type": "query", "id": request["id"]}, vector[np.newaxis, :])
+                elif kind == "windows":
+                    jobs.append(_WindowJob(request["id"], request["texts"]))
+                elif kind == "cancel":
+                    before = len(jobs)
+                    jobs = deque(job for job in jobs if job.request_id != request["id"])
+                    if len(jobs) != before:
+                        _send(connection, {"type": "cancelled", "id": request["id"]})
+            job = jobs[0]
+            batch = job.texts[job.position : job.position + batch_size]
+            vectors = embedder.encode(batch)
+            _send(
+                connection,
+                {"type": "vectors", "id": job.request_id, "start": job.position, "rows": len(batch)},
+                vectors,
+            )
+            job.position += len(batch)
+            if job.position >= len(job.texts):
+                jobs.popleft()
+                _send(connection, {"type": "done", "id": job.request_id})
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the parent is gone
+
+
+class EmbeddingProcess:
+    """A handle on the embedding process: submit requests from any thread, read events from one."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        device: str | None = None,
+        *,
+        offline: bool = True,
+        factory: str | None = None,
+        log_path: str | None = None,
+        batch_size: int = PROCESS_BATCH_SIZE,
+    ) -> None:
+        """Start the process; it imports and loads the model in the background.
+
+        ``factory`` (``"module:callable"``) builds another embedder instead of sentence-transformers,
+        for tests that need the protocol without the model.
+        """
+        context = multiprocessing.get_context("spawn")  # fork would copy the parent's threads' locks
+        self._connection, child_end = context.Pipe(duplex=True)
+        self._process = context.Process(
+            target=serve,
+            args=(child_end, model, device, offline, factory, log_path, batch_size),
+            name="raglens-embedder",
+            daemon=True,
+        )
+        self._process.start()
+        child_end.close()
+        self._send_lock = threading.Lock()
+        self._request_ids = itertools.count(1)
+        self._dimension: int | None = None
+        self._ended = False
+
+    def _submit(self, request: dict[str, Any]) -> None:
+        with self._send_lock:
+            self._connection.send_bytes(json.dumps(request).encode())
+
+    def embed_query(self, text: str) -> int:
+        """Ask for a query's vector; the reply is a :class:`QueryEmbedded` with the returned id."""
+        request_id = next(self._request_ids)
+        self._submit({"type": "query", "id": request_id, "text": text})
+        return request_id
+
+    def embed_windows(self, texts: list[str]) -> int:
+        """Ask for the vectors of ``texts``, streamed back batch by batch as :class:`VectorsEmbedded`."""
+        request_id = next(self._request_ids)
+        self._submit({"type": "windows", "id": request_id, "texts": texts})
+        return request_id
+
+    def cancel(self, request_id: int) -> None:
+        """Stop a window request after the batch under way."""
+        self._submit({"type": "cancel", "id": request_id})
+
+    def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
+        """The next event from the process, or None when none came within ``timeout`` seconds.
+
+        Call it from one thread only.
+        """
+        if self._ended:
+            return ProcessEnded(self._process.exitcode)
+        try:
+            if not self._connection.poll(timeout):
+                return None
+            header = json.loads(self._connection.recv_bytes())
+        except (EOFError, OSError):
+            self._ended = True
+            self._process.join(timeout=5)
+            return ProcessEnded(self._process.exitcode)
+        kind = header["type"]
+        if kind == "ready":
+            self._dimension = int(header["dimension"])
+            return ModelReady(header["name"], self._dimension, header["max_seq_length"], header["device"])
+        if kind == "failed":
+            return ModelFailed(header["message"])
+        if kind == "done":
+            return WindowsDone(header["id"])
+        if kind == "cancelled":
+            return RequestCancelled(header["id"])
+        assert self._dimension is not None, "vectors arrived before the model was ready"
+        if kind == "query":
+            return QueryEmbedded(header["id"], _receive_vectors(self._connection, 1, self._dimension)[0])
+        vectors = _receive_vectors(self._connection, header["rows"], self._dimension)
+        return VectorsEmbedded(header["id"], header["start"], vectors)
+
+    def wait_until_ready(self, timeout: float | None = None) -> ModelReady:
+        """Block until the model is loaded; raise :class:`ModelLoadError` if it cannot be."""
+        event = self.next_event(timeout)
+        if isinstance(event, ModelReady):
+            return event
+        if isinstance(event, ModelFailed):
+            raise ModelLoadError(event.message)
+        if event is None:
+            raise ModelLoadError(f"the embedding process did not load its model within {timeout} s")
+        raise ModelLoadError(f"the embedding process stopped before its model was ready ({event})")
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Ask the process to stop, and kill it if it does not within ``timeout`` seconds."""
+        if self._process.is_alive():
+            with contextlib.suppress(OSError):  # the pipe may already be closed by a dying process
+                self._submit({"type": "shutdown"})
+            self._process.join(timeout)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join(timeout)
+        self._connection.close()
+        self._ended = True
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid

@@ -139,6 +139,11 @@ def _human_bytes(size: int) -> str:
     raise AssertionError("unreachable")
 
 
+def _vendored_folder(folder: str) -> SkippedFile:
+    """The one skip entry that stands for a whole vendored or generated folder."""
+    return SkippedFile(folder, SkipReason.VENDORED, "vendored or generated folder")
+
+
 def _is_generated(name: str) -> bool:
     return any(fnmatch(name, pattern) for pattern in SKIPPED_FILE_PATTERNS)
 
@@ -280,7 +285,7 @@ def _list_by_walking(root: Path) -> tuple[list[str], list[SkippedFile]]:
             rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
             if is_dir and entry.name in SKIPPED_DIRECTORIES:
-                skipped.append(SkippedFile(f"{rel}/", SkipReason.VENDORED, "vendored or generated folder"))
+                skipped.append(_vendored_folder(f"{rel}/"))
             elif rules.ignores(rel, is_dir):
                 shown = f"{rel}/" if is_dir else rel
                 skipped.append(SkippedFile(shown, SkipReason.IGNORED, "ignored by a .gitignore"))
@@ -303,7 +308,7 @@ def _drop_default_excludes(paths: Iterable[str]) -> tuple[list[str], list[Skippe
             folder = "/".join(parts[: vendored + 1]) + "/"
             if folder not in seen_folders:
                 seen_folders.add(folder)
-                skipped.append(SkippedFile(folder, SkipReason.VENDORED, "vendored or generated folder"))
+                skipped.append(_vendored_folder(folder))
         elif _is_generated(parts[-1]):
             skipped.append(SkippedFile(path, SkipReason.GENERATED, "lock or minified file"))
         else:

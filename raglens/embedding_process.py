@@ -41,7 +41,7 @@ class ModelReady:
 
 @dataclass(frozen=True)
 class ModelFailed:
-    """The model could not be loaded; the process has exited."""
+    """The model could not be loaded, or failed while embedding; the process has exited."""
 
     message: str
 
@@ -135,11 +135,8 @@ def serve(
     _silence_output(log_path)
     try:
         embedder = _load_embedder(factory, model, device, offline)
-    except RaglensError as error:
-        _send(connection, {"type": "failed", "message": str(error)})
-        return
-    except Exception as error:  # anything else while loading is still one message, not a dead pipe
-        _send(connection, {"type": "failed", "message": f"{type(error).__name__}: {error}"})
+    except Exception as error:  # any failure is one message to the parent, not a dead pipe
+        _send(connection, {"type": "failed", "message": _failure_message(error)})
         return
     _send(
         connection,
@@ -184,6 +181,14 @@ def serve(
                 _send(connection, {"type": "done", "id": job.request_id})
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the parent is gone
+    except Exception as error:  # the model failed mid-stream: say why before the process exits
+        with contextlib.suppress(OSError):
+            _send(connection, {"type": "failed", "message": _failure_message(error)})
+
+
+def _failure_message(error: Exception) -> str:
+    """A raglens error's own message, or the exception's type and text for anything else."""
+    return str(error) if isinstance(error, RaglensError) else f"{type(error).__name__}: {error}"
 
 
 class EmbeddingProcess:

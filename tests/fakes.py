@@ -59,3 +59,12 @@ class SlowHashingEmbedder(HashingEmbedder):
 def failing_embedder() -> HashingEmbedder:
     """A factory that fails as a model load would."""
     raise ModelLoadError("this model cannot be loaded (on purpose)")
+
+
+class BreakingHashingEmbedder(HashingEmbedder):
+    """A hashing embedder that raises on any text containing ``BREAK``, as a model failing mid-stream."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if any("BREAK" in text for text in texts):
+            raise RuntimeError("the fake model broke")
+        return super().encode(texts)

@@ -9,6 +9,7 @@ import pytest
 
 from raglens.embedding_process import (
     EmbeddingProcess,
+    ModelFailed,
     ModelReady,
     ProcessEnded,
     ProcessEvent,
@@ -87,6 +88,19 @@ def test_a_model_that_fails_to_load_is_one_clear_error() -> None:
         with pytest.raises(ModelLoadError, match="cannot be loaded \\(on purpose\\)"):
             process.wait_until_ready(timeout=EVENT_TIMEOUT_S)
         assert isinstance(process.next_event(timeout=EVENT_TIMEOUT_S), ProcessEnded)
+    finally:
+        process.close()
+
+
+def test_a_model_failing_mid_stream_says_why_then_ends() -> None:
+    process = EmbeddingProcess(factory="tests.fakes:BreakingHashingEmbedder", batch_size=2)
+    try:
+        process.wait_until_ready(timeout=EVENT_TIMEOUT_S)
+        process.embed_windows(["fine", "fine", "BREAK here", "never"])
+        events = [process.next_event(timeout=EVENT_TIMEOUT_S) for _ in range(3)]
+        assert isinstance(events[0], VectorsEmbedded)
+        assert events[1] == ModelFailed("RuntimeError: the fake model broke")
+        assert isinstance(events[2], ProcessEnded)
     finally:
         process.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -17,6 +18,16 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
 DEFAULT_BATCH_SIZE = 16
 """Batches of 8-16 windows embed fastest on a 2-core CPU; larger ones thrash the cache."""
+
+
+@dataclass(frozen=True)
+class ReadingExtent:
+    """How much of one text the model actually reads before it truncates."""
+
+    token_count: int
+    """Tokens of the text, without the model's special tokens."""
+    chars_read: int
+    """Characters from the start inside the model's token limit; the whole length if nothing is cut."""
 
 
 @runtime_checkable
@@ -44,6 +55,10 @@ class Embedder(Protocol):
 
     def encode_query(self, query: str) -> np.ndarray:
         """The unit vector of one query, shape (dimension,)."""
+        ...
+
+    def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
+        """For each text, its token count and how many of its characters the model reads."""
         ...
 
 
@@ -169,6 +184,21 @@ class SentenceTransformerEmbedder:
     def encode_query(self, query: str) -> np.ndarray:
         vector: np.ndarray = self.encode([query])[0]
         return vector
+
+    def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
+        limit = self.max_seq_length
+        tokenizer = self._model.tokenizer
+        if limit is not None:
+            limit -= tokenizer.num_special_tokens_to_add()
+        encoded = tokenizer(
+            list(texts), add_special_tokens=False, truncation=False, return_offsets_mapping=True
+        )
+        extents = []
+        for text, offsets in zip(texts, encoded["offset_mapping"], strict=True):
+            count = len(offsets)
+            read = len(text) if limit is None or count <= limit else int(offsets[limit - 1][1])
+            extents.append(ReadingExtent(count, read))
+        return extents
 
 
 def resolve_device(requested: str | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import Embedder, SentenceTransformerEmbedder
+from raglens.embedding import Embedder, ReadingExtent, SentenceTransformerEmbedder
 from raglens.errors import ModelLoadError, RaglensError
 
 PROCESS_BATCH_SIZE = 8
@@ -61,6 +61,8 @@ class VectorsEmbedded:
     request_id: int
     start: int
     vectors: np.ndarray
+    extents: tuple[ReadingExtent, ...]
+    """Token count and characters read of each text of the batch."""
 
 
 @dataclass(frozen=True)
@@ -170,11 +172,15 @@ def serve(
             job = jobs[0]
             batch = job.texts[job.position : job.position + batch_size]
             vectors = embedder.encode(batch)
-            _send(
-                connection,
-                {"type": "vectors", "id": job.request_id, "start": job.position, "rows": len(batch)},
-                vectors,
-            )
+            extents = embedder.reading_extents(batch)
+            header = {
+                "type": "vectors",
+                "id": job.request_id,
+                "start": job.position,
+                "rows": len(batch),
+                "extents": [[e.token_count, e.chars_read] for e in extents],
+            }
+            _send(connection, header, vectors)
             job.position += len(batch)
             if job.position >= len(job.texts):
                 jobs.popleft()
@@ -273,7 +279,8 @@ class EmbeddingProcess:
         if kind == "query":
             return QueryEmbedded(header["id"], _receive_vectors(self._connection, 1, self._dimension)[0])
         vectors = _receive_vectors(self._connection, header["rows"], self._dimension)
-        return VectorsEmbedded(header["id"], header["start"], vectors)
+        extents = tuple(ReadingExtent(count, read) for count, read in header["extents"])
+        return VectorsEmbedded(header["id"], header["start"], vectors, extents)
 
     def wait_until_ready(self, timeout: float | None = None) -> ModelReady:
         """Block until the model is loaded; raise :class:`ModelLoadError` if it cannot be."""

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from raglens.embedding import ReadingExtent
 from raglens.windows import Window
 
 
@@ -19,6 +20,7 @@ class VectorIndex:
         """Every window of the corpus in corpus order; row i of the matrix belongs to window i."""
         self.dimension = dimension
         self._vectors = np.zeros((len(self.windows), dimension), dtype=np.float32)
+        self._extents: list[ReadingExtent | None] = [None] * len(self.windows)
         self._embedded_count = 0
 
     @property
@@ -43,8 +45,12 @@ class VectorIndex:
         view.flags.writeable = False
         return view
 
-    def append(self, batch: np.ndarray) -> None:
-        """Store the vectors of the next ``len(batch)`` windows."""
+    def extent(self, row: int) -> ReadingExtent | None:
+        """How much of window ``row`` the model read, when the embedder reported it."""
+        return self._extents[row]
+
+    def append(self, batch: np.ndarray, extents: Sequence[ReadingExtent] | None = None) -> None:
+        """Store the vectors (and, if known, the reading extents) of the next ``len(batch)`` windows."""
         if batch.ndim != 2 or batch.shape[1] != self.dimension:
             raise ValueError(f"expected vectors of shape (m, {self.dimension}), got {batch.shape}")
         end = self._embedded_count + batch.shape[0]
@@ -52,5 +58,9 @@ class VectorIndex:
             raise ValueError(
                 f"{end} vectors for an index of {len(self.windows)} windows: too many were appended"
             )
+        if extents is not None and len(extents) != batch.shape[0]:
+            raise ValueError(f"{len(extents)} reading extents for {batch.shape[0]} vectors")
         self._vectors[self._embedded_count : end] = batch
+        if extents is not None:
+            self._extents[self._embedded_count : end] = extents
         self._embedded_count = end

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from raglens.embedding import normalize_rows
+from raglens.embedding import ReadingExtent, normalize_rows
 from raglens.errors import ModelLoadError
 
 _TOKEN = re.compile(r"\w+")
@@ -46,6 +46,16 @@ class HashingEmbedder:
     def encode_query(self, query: str) -> np.ndarray:
         vector: np.ndarray = self.encode([query])[0]
         return vector
+
+    def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
+        """Every word is a token; reading stops after ``max_seq_length - 2`` of them, as with BERT."""
+        extents = []
+        for text in texts:
+            words = list(_TOKEN.finditer(text))
+            limit = None if self._max_seq_length is None else self._max_seq_length - 2
+            cut = limit is not None and len(words) > limit
+            extents.append(ReadingExtent(len(words), words[limit - 1].end() if cut and limit else len(text)))
+        return extents
 
 
 class SlowHashingEmbedder(HashingEmbedder):

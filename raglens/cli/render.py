@@ -7,30 +7,11 @@ from rich.table import Table
 from rich.text import Text
 
 from raglens.corpus import Corpus
+from raglens.display import excerpt, similarity_bar
 from raglens.embedding import Embedder
 from raglens.printable import printable
 from raglens.search import SearchResult
 from raglens.windows import WindowParams
-
-BAR_WIDTH = 20
-_EIGHTHS = " ▏▎▍▌▋▊▉"
-
-
-def similarity_bar(score: float, width: int = BAR_WIDTH) -> str:
-    """A bar whose length is the cosine on an absolute 0..1 scale; never rescaled per query."""
-    clamped = min(max(score, 0.0), 1.0)
-    eighths = round(clamped * width * 8)
-    full, part = divmod(eighths, 8)
-    bar = "█" * full + (_EIGHTHS[part] if part else "")
-    return bar.ljust(width, "·")
-
-
-def excerpt(text: str, max_lines: int) -> tuple[list[str], int]:
-    """The first ``max_lines`` lines of ``text`` made printable, and how many lines were left out."""
-    lines = printable(text).split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return lines[:max_lines], max(len(lines) - max_lines, 0)
 
 
 def search_header(

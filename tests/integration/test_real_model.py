@@ -94,3 +94,14 @@ def test_an_unknown_model_is_one_clear_message() -> None:
     assert "could not load model 'no-such-org/no-such-model'" in message
     assert "offline" in message
     assert "leave out --model" in message
+
+
+def test_reading_extents_mark_where_the_model_stops(real_embedder: SentenceTransformerEmbedder) -> None:
+    code = (SAMPLE_CORPUS / "tidepool" / "storage.py").read_text()[:1000]
+    short, long_window = real_embedder.reading_extents(["a short sentence.", code])
+    assert short.chars_read == len("a short sentence.")
+    assert long_window.token_count > 254, "1000 characters of code are more than 256 tokens"
+    assert 0 < long_window.chars_read < len(code)
+    tokenizer = real_embedder._model.tokenizer
+    seen = tokenizer(code[: long_window.chars_read], add_special_tokens=False)["input_ids"]
+    assert len(seen) == 254, "what the model reads is exactly its 256 tokens less [CLS] and [SEP]"

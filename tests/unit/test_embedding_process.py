@@ -53,6 +53,8 @@ def test_windows_stream_back_in_order_with_the_embedders_vectors(fake_process: E
     assert [(b.start, len(b.vectors)) for b in batches] == [(0, 4), (4, 4), (8, 2)]
     streamed = np.concatenate([b.vectors for b in batches])
     np.testing.assert_array_equal(streamed, HashingEmbedder().encode(texts))
+    extents = [extent for batch in batches for extent in batch.extents]
+    assert extents == HashingEmbedder().reading_extents(texts)
 
 
 def test_a_query_overtakes_a_long_window_request(fake_process: EmbeddingProcess) -> None:

@@ -16,6 +16,7 @@ CORE_MODULES = [
     "raglens.search",
     "raglens.pipeline",
     "raglens.printable",
+    "raglens.display",
 ]
 
 

@@ -1,0 +1,25 @@
+"""Text shapes shared by the CLI and the app: similarity bars and raw-text excerpts."""
+
+from __future__ import annotations
+
+from raglens.printable import printable
+
+BAR_WIDTH = 20
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def similarity_bar(score: float, width: int = BAR_WIDTH) -> str:
+    """A bar whose length is the cosine on an absolute 0..1 scale; never rescaled per query."""
+    clamped = min(max(score, 0.0), 1.0)
+    eighths = round(clamped * width * 8)
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + (_EIGHTHS[part] if part else "")
+    return bar.ljust(width, "·")
+
+
+def excerpt(text: str, max_lines: int) -> tuple[list[str], int]:
+    """The first ``max_lines`` lines of ``text`` made printable, and how many lines were left out."""
+    lines = printable(text).split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines[:max_lines], max(len(lines) - max_lines, 0)

@@ -17,6 +17,7 @@ CORE_MODULES = [
     "raglens.pipeline",
     "raglens.printable",
     "raglens.display",
+    "raglens.window_layout",
 ]
 
 

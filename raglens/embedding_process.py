@@ -17,6 +17,7 @@ import os
 import threading
 from collections import deque
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -197,6 +198,16 @@ def _failure_message(error: Exception) -> str:
     return str(error) if isinstance(error, RaglensError) else f"{type(error).__name__}: {error}"
 
 
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with a real stderr.
+
+    The tracker hands ``sys.stderr.fileno()`` to its own child; under Textual, stderr is captured
+    and has no file descriptor, and spawning fails with "bad value(s) in fds_to_keep".
+    """
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+        resource_tracker.ensure_running()
+
+
 class EmbeddingProcess:
     """A handle on the embedding process: submit requests from any thread, read events from one."""
 
@@ -216,6 +227,7 @@ class EmbeddingProcess:
         for tests that need the protocol without the model.
         """
         context = multiprocessing.get_context("spawn")  # fork would copy the parent's threads' locks
+        _start_resource_tracker()
         self._connection, child_end = context.Pipe(duplex=True)
         self._process = context.Process(
             target=serve,

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from raglens import __version__
 from raglens.corpus import DEFAULT_MAX_FILE_BYTES, Corpus, CorpusOptions, require_indexable, scan_corpus
-from raglens.errors import RaglensError
+from raglens.errors import BadInputError, RaglensError
 from raglens.windows import Unit, WindowParams
 
 
@@ -31,7 +31,7 @@ See how rung-1 naive RAG behaves on your own files: fixed windows, one embedding
 cosine top-k with no floor.
 
 commands:
-  raglens PATH [QUERY]            index PATH and search it (an interactive prompt without QUERY)
+  raglens PATH [QUERY]            open the explorer on PATH (a terminal app), QUERY typed in
   raglens search PATH QUERY       print the top-k windows for QUERY (--json for scripts)
   raglens files PATH              list what would be indexed and what is skipped, and why
 
@@ -143,17 +143,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if command == "files":
             return _run_files(args)
-        from raglens.cli.searching import run_interactive, run_search
+        if command == "search":
+            from raglens.cli.searching import run_search
 
-        if command == "search" or args.query is not None:
             return run_search(args, _window_params(args), stderr)
-        return run_interactive(args, _window_params(args), stderr)
+        return _run_app(args)
     except RaglensError as error:
         stderr.print(f"raglens: {error}", markup=False)
         return error.exit_code
     except KeyboardInterrupt:
         stderr.print("raglens: interrupted", markup=False)
         return ExitCode.INTERRUPTED
+
+
+def _run_app(args: argparse.Namespace) -> int:
+    """Open the explorer; the model loads in another process, so the first frame comes at once."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise BadInputError(
+            "raglens PATH opens a terminal app and needs a terminal; "
+            "for scripts use: raglens search PATH QUERY [--json]"
+        )
+    if args.k <= 0:
+        raise BadInputError(f"-k must be at least 1, got {args.k}")
+    import platformdirs
+
+    from raglens.ui.app import AppConfig, RaglensApp
+
+    params = _window_params(args)
+    CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
+    log_path = platformdirs.user_log_path("raglens", ensure_exists=True) / "embedding-process.log"
+    config = AppConfig(
+        path=args.path,
+        params=params,
+        k=args.k,
+        query=args.query or "",
+        model=args.model,
+        device=args.device,
+        offline=not args.allow_download,
+        max_file_bytes=args.max_file_bytes,
+        log_path=str(log_path),
+    )
+    RaglensApp(config).run()
+    return ExitCode.OK
 
 
 def _run_files(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""``raglens search`` and the interim interactive prompt: load, index, rank, print."""
+"""``raglens search``: load, index, rank, print."""
 
 from __future__ import annotations
 
@@ -68,33 +68,6 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         print_search(
             Console(highlight=False),
             query=args.query,
-            k=args.k,
-            params=params,
-            embedder=embedder,
-            corpus=corpus,
-            result=result,
-            max_lines=args.max_lines,
-        )
-    return 0
-
-
-def run_interactive(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
-    """Index once, then answer queries typed at a prompt until an empty line or end of input."""
-    with Narrator(stderr, quiet=args.quiet) as narrator:
-        corpus, embedder, index = _prepare(args, params, narrator)
-    console = Console(highlight=False)
-    console.print("type a question and press Enter; an empty line or Ctrl+D quits", style="dim")
-    while True:
-        try:
-            query = console.input("[bold]query>[/bold] ")
-        except EOFError:
-            break
-        if not query.strip():
-            break
-        result = search_index(index, embedder, query, args.k)
-        print_search(
-            console,
-            query=query,
             k=args.k,
             params=params,
             embedder=embedder,

@@ -1,0 +1,452 @@
+"""The raglens explorer: corpus tree, window view, live query and hits over a background index."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, ProgressBar, RichLog, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from raglens.corpus import Corpus, CorpusOptions, load_corpus
+from raglens.embedding_process import (
+    EmbeddingProcess,
+    ModelFailed,
+    ModelReady,
+    ProcessEnded,
+    QueryEmbedded,
+    VectorsEmbedded,
+    WindowsDone,
+)
+from raglens.errors import RaglensError
+from raglens.index import VectorIndex
+from raglens.pipeline import cut_corpus, window_texts
+from raglens.printable import printable
+from raglens.search import SearchResult, rank
+from raglens.ui.messages import CorpusFailed, CorpusLoaded, EmbedderReported, RankingReady
+from raglens.ui.screens.help import HelpScreen
+from raglens.ui.screens.settings import Settings, SettingsScreen
+from raglens.ui.status import ranked_summary, status_text
+from raglens.ui.widgets.corpus_tree import CorpusTree
+from raglens.ui.widgets.hit_list import HitList
+from raglens.ui.widgets.window_view import WindowView
+from raglens.windows import Window, WindowParams
+
+QUERY_DEBOUNCE_S = 0.2
+RERANK_INTERVAL_S = 0.5
+"""While windows stream in, a standing query is re-ranked at most this often."""
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """Everything the app is started with; mirrors the headless CLI's flags."""
+
+    path: str
+    params: WindowParams = field(default_factory=WindowParams)
+    k: int = 5
+    query: str = ""
+    model: str | None = None
+    device: str | None = None
+    offline: bool = True
+    max_file_bytes: int = 1_000_000
+    embedder_factory: str | None = None
+    """``module:callable`` of another embedder (tests use a fake); None means sentence-transformers."""
+    log_path: str | None = None
+    """Where the embedding process writes its own output; None discards it."""
+
+
+class RaglensApp(App[None]):
+    """Runs rung-1 naive RAG on one folder and shows every step of it."""
+
+    CSS_PATH = "raglens.tcss"
+    TITLE = "raglens"
+    BINDINGS = [
+        Binding("slash", "focus_query", "query"),
+        Binding("n", "next_window", "next window"),
+        Binding("p", "previous_window", "prev window"),
+        Binding("plus,equals_sign", "change_k(1)", "k+1", show=False),
+        Binding("minus", "change_k(-1)", "k-1", show=False),
+        Binding("w", "settings", "windows"),
+        Binding("t", "focus_tree", "tree", show=False),
+        Binding("h", "focus_hits", "hits", show=False),
+        Binding("l", "toggle_log", "log"),
+        Binding("question_mark,f1", "help", "help"),
+        Binding("escape", "leave_query", "leave query", show=False),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, config: AppConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.params = config.params
+        self.k = config.k
+        self.corpus: Corpus | None = None
+        """The corpus being shown, once read."""
+        self.index: VectorIndex | None = None
+        """Every window and the vectors embedded so far; None until the corpus and the model are known."""
+        self.model: ModelReady | None = None
+        self.last_result: SearchResult | None = None
+        self._pending_windows: CorpusLoaded | None = None
+        self._windows_request: int | None = None
+        self._query_text = config.query
+        self._query_request: int | None = None
+        self._query_vector: np.ndarray | None = None
+        self._debounce: Timer | None = None
+        self._rerank_due = False
+        self._embed_started: float | None = None
+        self._shown: tuple[str, int | None] | None = None
+        """The file in the window view and its selected window."""
+        self._windows: list[Window] = []
+        """Every window of the current parameters, in corpus order (the index's rows once it exists)."""
+        self._file_rows: dict[str, range] = {}
+        """The rows of each file's windows: contiguous, since windows are cut file by file."""
+        self._process: EmbeddingProcess | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="panes"):
+            with Vertical(id="left"):
+                yield CorpusTree(id="corpus-tree")
+                yield RichLog(id="pipeline-log", wrap=True, markup=False, max_lines=500)
+            yield WindowView(id="window-view")
+            with Vertical(id="right"):
+                yield Input(value=self.config.query, placeholder="ask a question of the corpus…", id="query")
+                yield HitList(id="hit-list")
+        with Horizontal(id="status-row"):
+            yield Static(id="status")
+            yield ProgressBar(total=None, show_eta=False, id="progress")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._narrate(f"reading {self.config.path}")
+        self._refresh_status()
+        self.query_one("#query", Input).focus()
+        self.read_corpus(self.params)
+        self._process = EmbeddingProcess(
+            self.config.model,
+            self.config.device,
+            offline=self.config.offline,
+            factory=self.config.embedder_factory,
+            log_path=self.config.log_path,
+        )
+        self._narrate(f"loading {self.config.model or 'all-MiniLM-L6-v2'} in a separate process")
+        self.relay_embedder_events(self._process)
+
+    def on_unmount(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.close(timeout=2)
+
+    # Workers: each wraps one core call and only posts messages.
+
+    @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
+    def read_corpus(self, params: WindowParams) -> None:
+        try:
+            corpus = load_corpus(self.config.path, CorpusOptions(max_file_bytes=self.config.max_file_bytes))
+        except RaglensError as error:
+            self.post_message(CorpusFailed(error))
+            return
+        windows = cut_corpus(corpus, params)
+        self.post_message(CorpusLoaded(corpus, params, windows, window_texts(corpus, windows)))
+
+    @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
+    def relay_embedder_events(self, process: EmbeddingProcess) -> None:
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            event = process.next_event(timeout=0.1)
+            if event is None:
+                continue
+            self.post_message(EmbedderReported(event))
+            if isinstance(event, ProcessEnded):
+                return
+
+    @work(thread=True, exclusive=True, group="rank", exit_on_error=False, description="ranking")
+    def rank_query(self, index: VectorIndex, query: str, vector: np.ndarray, k: int) -> None:
+        result = rank(index, vector, k)
+        if not get_current_worker().is_cancelled:
+            self.post_message(RankingReady(query, result))
+
+    # Handlers own the state.
+
+    def on_corpus_loaded(self, message: CorpusLoaded) -> None:
+        if message.params != self.params:
+            return  # superseded by newer settings
+        self.corpus = message.corpus
+        self._windows = message.windows
+        self._file_rows = {}
+        for row, window in enumerate(message.windows):
+            first = self._file_rows.get(window.path, range(row, row)).start
+            self._file_rows[window.path] = range(first, row + 1)
+        counts = {path: len(rows) for path, rows in self._file_rows.items()}
+        self.query_one(CorpusTree).show_corpus(message.corpus, counts)
+        self._narrate(
+            f"found {len(message.corpus.files)} file(s) to index, skipped {len(message.corpus.skipped)}"
+        )
+        self._narrate(f"cut into {len(message.windows)} window(s) of {message.params.describe()}")
+        self._pending_windows = message
+        self._start_embedding()
+        if self._shown is None and message.corpus.files:
+            self.show_file(message.corpus.files[0].path, 0)
+
+    def on_corpus_failed(self, message: CorpusFailed) -> None:
+        self._narrate(f"error: {message.error}")
+        self.notify(str(message.error), title="cannot index", severity="error", timeout=30, markup=False)
+        self.query_one(WindowView).show_message("nothing to show", str(message.error))
+
+    def _start_embedding(self) -> None:
+        """Once both the windows and the model are known, build the index and stream its vectors."""
+        pending = self._pending_windows
+        if pending is None or self.model is None or self._process is None:
+            return
+        self._pending_windows = None
+        if self._windows_request is not None:
+            self._process.cancel(self._windows_request)
+        self.index = VectorIndex(pending.windows, self.model.dimension)
+        self._embed_started = time.monotonic()
+        self._windows_request = self._process.embed_windows(pending.texts) if pending.texts else None
+        self.query_one("#progress", ProgressBar).update(total=max(len(pending.windows), 1), progress=0)
+        self._refresh_status()
+        if self._query_text.strip():
+            self._submit_query()
+
+    def on_embedder_reported(self, message: EmbedderReported) -> None:
+        event = message.event
+        if isinstance(event, ModelReady):
+            self.model = event
+            self._narrate(
+                f"model {event.name} on {event.device}: {event.dimension} dimensions, "
+                f"reads at most {event.max_seq_length or 'all'} tokens"
+            )
+            self._start_embedding()
+            self._refresh_status()
+        elif isinstance(event, VectorsEmbedded):
+            self._on_vectors(event)
+        elif isinstance(event, WindowsDone) and event.request_id == self._windows_request:
+            self._narrate(f"index ready: {self.index.window_count if self.index else 0} vector(s)")
+            self._refresh_status()
+            self._rerank(now=True)
+        elif isinstance(event, QueryEmbedded) and event.request_id == self._query_request:
+            self._query_vector = event.vector
+            self._rerank(now=True)
+        elif isinstance(event, ModelFailed):
+            self._narrate(f"error: {event.message}")
+            self.notify(event.message, title="the model failed", severity="error", timeout=60, markup=False)
+        elif isinstance(event, ProcessEnded) and self._process is not None and self.is_running:
+            self.notify(
+                f"the embedding process ended (exit code {event.exit_code})",
+                severity="error",
+                timeout=60,
+            )
+
+    def _on_vectors(self, event: VectorsEmbedded) -> None:
+        index = self.index
+        if index is None or event.request_id != self._windows_request:
+            return  # vectors of a cancelled build
+        index.append(event.vectors, event.extents)
+        self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
+        self._refresh_status()
+        path, current = self._shown or ("", None)
+        if current is not None:
+            shown_row = self._file_rows[path].start + current
+            if event.start <= shown_row < event.start + len(event.vectors):
+                self.show_file(path, current, scroll=False)  # its token count and read limit just arrived
+        self._rerank(now=False)
+
+    def _rerank(self, now: bool) -> None:
+        """Rank the standing query again: at once, or at most every RERANK_INTERVAL_S while embedding."""
+        if self._query_vector is None or self.index is None or self.index.embedded_count == 0:
+            return
+        if now:
+            self.rank_query(self.index, self._query_text, self._query_vector, self.k)
+        elif not self._rerank_due:
+            self._rerank_due = True
+            self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
+
+    def _rerank_later(self) -> None:
+        self._rerank_due = False
+        self._rerank(now=True)
+
+    async def on_ranking_ready(self, message: RankingReady) -> None:
+        if message.query != self._query_text or self.corpus is None:
+            return
+        self.last_result = message.result
+        summary = ranked_summary(
+            printable(message.query),
+            message.result.ranked_count,
+            message.result.window_count,
+            len(message.result.hits),
+        )
+        await self.query_one(HitList).show_result(message.result, self.corpus, summary)
+
+    @on(Input.Changed, "#query")
+    def query_changed(self, event: Input.Changed) -> None:
+        self._query_text = event.value
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(QUERY_DEBOUNCE_S, self._submit_query)
+
+    @on(Input.Submitted, "#query")
+    def query_submitted(self, event: Input.Submitted) -> None:
+        self._query_text = event.value
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._submit_query()
+
+    def _submit_query(self) -> None:
+        """Ask the process for the query's vector; the ranking follows when it arrives."""
+        self._query_vector = None
+        hits = self.query_one(HitList)
+        if not self._query_text.strip():
+            self._query_request = None
+            self.run_worker(hits.clear_hits(Text("type a question above", style="dim")), group="hits")
+            return
+        if self.model is None or self._process is None:
+            hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
+            return
+        self._query_request = self._process.embed_query(self._query_text)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self._narrate(f"error in {event.worker.description}: {error}")
+            self.notify(f"{event.worker.description} failed: {error}", severity="error", markup=False)
+
+    # Navigation.
+
+    def _file_windows(self, path: str) -> list[Window]:
+        rows = self._file_rows.get(path, range(0))
+        return self._windows[rows.start : rows.stop]
+
+    def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None:
+        """Show ``path`` in the window view with window ``current`` selected."""
+        if self.corpus is None:
+            return
+        windows = self._file_windows(path)
+        if current is not None and not 0 <= current < len(windows):
+            current = 0 if windows else None
+        extent = None
+        if current is not None and self.index is not None:
+            extent = self.index.extent(self._file_rows[path].start + current)
+        self._shown = (path, current)
+        self.query_one(WindowView).show(path, self.corpus.file(path).text, windows, current, extent, scroll)
+
+    def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
+        self.show_file(message.path, 0)
+
+    def on_corpus_tree_skipped_file_selected(self, message: CorpusTree.SkippedFileSelected) -> None:
+        self.query_one(WindowView).show_message(f"{message.path} is not indexed", message.detail)
+
+    def on_hit_list_hit_selected(self, message: HitList.HitSelected) -> None:
+        self.show_file(message.hit.window.path, message.hit.window.index)
+
+    def _step_window(self, step: int) -> None:
+        if self.corpus is None or self._shown is None:
+            return
+        path, current = self._shown
+        windows = self._file_windows(path)
+        target = (current if current is not None else -1) + step
+        if 0 <= target < len(windows):
+            self.show_file(path, target)
+            return
+        paths = [f.path for f in self.corpus.files if self._file_windows(f.path)]
+        if path not in paths:
+            return
+        position = paths.index(path) + step
+        if 0 <= position < len(paths):
+            next_path = paths[position]
+            self.show_file(next_path, 0 if step > 0 else len(self._file_windows(next_path)) - 1)
+
+    def action_next_window(self) -> None:
+        self._step_window(1)
+
+    def action_previous_window(self) -> None:
+        self._step_window(-1)
+
+    def action_focus_query(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_leave_query(self) -> None:
+        """Escape from the query box to the window view, where single-letter keys work."""
+        if isinstance(self.focused, Input):
+            self.query_one("#window-scroll").focus()
+
+    def action_focus_tree(self) -> None:
+        self.query_one(CorpusTree).focus()
+
+    def action_focus_hits(self) -> None:
+        self.query_one("#hit-items").focus()
+
+    def action_toggle_log(self) -> None:
+        log = self.query_one("#pipeline-log", RichLog)
+        log.display = not log.display
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_change_k(self, delta: int) -> None:
+        self.apply_settings(Settings(self.params, max(1, self.k + delta)))
+
+    def action_settings(self) -> None:
+        self.push_screen(SettingsScreen(Settings(self.params, self.k)), self._settings_chosen)
+
+    def _settings_chosen(self, settings: Settings | None) -> None:
+        if settings is not None:
+            self.apply_settings(settings)
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Use new k and window parameters; new parameters rebuild the index in the background."""
+        k_changed = settings.k != self.k
+        self.k = settings.k
+        if settings.params != self.params:
+            self.params = settings.params
+            if self._process is not None and self._windows_request is not None:
+                self._process.cancel(self._windows_request)
+            self._windows_request = None
+            self.index = None
+            self._narrate(f"re-cutting with {settings.params.describe()}")
+            self.read_corpus(settings.params)
+        elif k_changed:
+            self._rerank(now=True)
+        self._refresh_status()
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Window settings", "Change unit, size, overlap and k", self.action_settings)
+        yield SystemCommand("One more hit", "Increase k by one", lambda: self.action_change_k(1))
+        yield SystemCommand("One fewer hit", "Decrease k by one", lambda: self.action_change_k(-1))
+        yield SystemCommand("Help", "Keys and what the colours mean", self.action_help)
+        if self.corpus is not None:
+            for source in self.corpus.files:
+                yield SystemCommand(
+                    f"Open {printable(source.path)}",
+                    "Show this file's windows",
+                    lambda path=source.path: self.show_file(path, 0),
+                )
+
+    # Status.
+
+    def _narrate(self, line: str) -> None:
+        self.query_one("#pipeline-log", RichLog).write(Text(f"-> {printable(line)}"))
+
+    def _refresh_status(self) -> None:
+        index = self.index
+        pending = self._pending_windows
+        total = index.window_count if index else (len(pending.windows) if pending else None)
+        embedded = index.embedded_count if index else 0
+        rate = None
+        if index and self._embed_started is not None and embedded:
+            elapsed = time.monotonic() - self._embed_started
+            rate = embedded / elapsed if elapsed > 0 else None
+        label = Path(self.config.model).name if self.config.model else "all-MiniLM-L6-v2"
+        text = status_text(self.model, label, self.params, self.k, embedded, total, rate)
+        self.query_one("#status", Static).update(text)
+        self.query_one("#progress", ProgressBar).display = bool(index and not index.is_complete)

@@ -1,0 +1,47 @@
+"""Facts the background workers report to the app; the app's handlers own every piece of state."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from raglens.corpus import Corpus
+from raglens.embedding_process import ProcessEvent
+from raglens.errors import RaglensError
+from raglens.search import SearchResult
+from raglens.windows import Window, WindowParams
+
+
+class CorpusLoaded(Message):
+    """The corpus was read and cut into windows."""
+
+    def __init__(self, corpus: Corpus, params: WindowParams, windows: list[Window], texts: list[str]) -> None:
+        super().__init__()
+        self.corpus = corpus
+        self.params = params
+        self.windows = windows
+        self.texts = texts
+
+
+class CorpusFailed(Message):
+    """The corpus could not be read, or holds nothing to index."""
+
+    def __init__(self, error: RaglensError) -> None:
+        super().__init__()
+        self.error = error
+
+
+class EmbedderReported(Message):
+    """The embedding process sent an event: model ready, vectors, a query vector, a failure."""
+
+    def __init__(self, event: ProcessEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class RankingReady(Message):
+    """A query was ranked against the windows embedded so far."""
+
+    def __init__(self, query: str, result: SearchResult) -> None:
+        super().__init__()
+        self.query = query
+        self.result = result

@@ -1,0 +1,49 @@
+"""The help screen: what raglens shows and which keys drive it."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HELP_TEXT = """\
+raglens runs rung-1 naive RAG on your files and shows every step:
+fixed windows, one embedding model, cosine top-k with no floor.
+
+Keys
+  /        focus the question box (rankings update as you type; Enter ranks at once)
+  escape   leave the question box, so the single-letter keys below work
+  n  p     next / previous window (crosses into the next / previous file)
+  +  -     one more / one fewer hit (k)
+  w        window settings: unit, size, overlap, k (the index is rebuilt in the background)
+  t        focus the corpus tree      h   focus the hits
+  l        show or hide the pipeline log
+  ctrl+p   command palette            ?  f1   this help        q   quit
+
+Window view
+  alternating bands   one window each
+  amber               an overlap: text that two windows share
+  blue                the selected window
+  red, struck out     past the model's token limit: embedded as if it were not there
+
+Scores are cosines on an absolute 0-1 scale, never rescaled per query:
+when nothing in the corpus is near, every bar is short.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """A modal page of help; any of escape, q or ? closes it."""
+
+    BINDINGS = [
+        Binding("escape,q,question_mark", "dismiss", "close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"):
+            yield Static(Text(HELP_TEXT))
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)

@@ -1,0 +1,92 @@
+"""The settings screen: window unit, size, overlap and k, validated before they are applied."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static
+
+from raglens.errors import RaglensError
+from raglens.windows import Unit, WindowParams
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the user can change inside the app."""
+
+    params: WindowParams
+    k: int
+
+
+def parse_settings(unit: str, size: str, overlap: str, k: str) -> Settings:
+    """Settings from the form's text, or a :class:`RaglensError` that says what is wrong."""
+    numbers: dict[str, int] = {}
+    for name, value in (("size", size), ("overlap", overlap), ("k", k)):
+        try:
+            numbers[name] = int(value.strip())
+        except ValueError:
+            raise RaglensError(f"{name} must be a whole number, got {value!r}") from None
+    if numbers["k"] <= 0:
+        raise RaglensError(f"k must be at least 1, got {numbers['k']}")
+    return Settings(WindowParams.for_unit(unit, numbers["size"], numbers["overlap"]), numbers["k"])
+
+
+class SettingsScreen(ModalScreen[Settings | None]):
+    """A small form; Apply closes it with the new settings, Escape without."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, current: Settings) -> None:
+        super().__init__()
+        self._current = current
+
+    def compose(self) -> ComposeResult:
+        params = self._current.params
+        with Vertical(id="settings-box"):
+            yield Static(Text("Window settings", style="bold"))
+            yield Label("unit")
+            yield Select(
+                [(u.value, u.value) for u in Unit],
+                value=params.unit.value,
+                allow_blank=False,
+                id="settings-unit",
+            )
+            yield Label("size")
+            yield Input(str(params.size), id="settings-size")
+            yield Label("overlap")
+            yield Input(str(params.overlap), id="settings-overlap")
+            yield Label("k (hits)")
+            yield Input(str(self._current.k), id="settings-k")
+            yield Static("", id="settings-error")
+            with Horizontal(id="settings-buttons"):
+                yield Button("Apply", variant="primary", id="settings-apply")
+                yield Button("Cancel", id="settings-cancel")
+
+    def _form(self) -> tuple[str, str, str, str]:
+        unit = self.query_one("#settings-unit", Select).value
+        return (
+            str(unit),
+            self.query_one("#settings-size", Input).value,
+            self.query_one("#settings-overlap", Input).value,
+            self.query_one("#settings-k", Input).value,
+        )
+
+    @on(Button.Pressed, "#settings-apply")
+    @on(Input.Submitted)
+    def apply(self) -> None:
+        try:
+            settings = parse_settings(*self._form())
+        except RaglensError as error:
+            self.query_one("#settings-error", Static).update(Text(str(error), style="bold red"))
+            return
+        self.dismiss(settings)
+
+    @on(Button.Pressed, "#settings-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

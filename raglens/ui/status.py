@@ -1,0 +1,50 @@
+"""The words of the status line and of the hit summary, built from plain values."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from raglens.embedding_process import ModelReady
+from raglens.windows import WindowParams
+
+
+def status_text(
+    model: ModelReady | None,
+    model_label: str,
+    params: WindowParams,
+    k: int,
+    embedded: int,
+    total: int | None,
+    windows_per_second: float | None,
+) -> Text:
+    """``model · dims · token limit · window params · k · embedded i/n (rate, ETA)``."""
+    text = Text()
+    if model is None:
+        text.append(f"{model_label}: loading (importing the model libraries takes a while)", style="yellow")
+    else:
+        text.append(model.name, style="bold")
+        limit = f"reads {model.max_seq_length} tokens" if model.max_seq_length else "reads everything"
+        text.append(f" · {model.dimension} d · {limit} · {model.device}")
+    text.append(f" · {params.describe()} · k={k}")
+    if total is None:
+        text.append(" · reading the corpus", style="yellow")
+    elif embedded < total:
+        text.append(f" · embedded {embedded:,}/{total:,}", style="yellow")
+        if windows_per_second:
+            eta = (total - embedded) / windows_per_second
+            text.append(f" ({windows_per_second:.0f} windows/s, ETA {eta:.0f} s)", style="yellow")
+    else:
+        text.append(f" · {total:,} windows embedded", style="green")
+    return text
+
+
+def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int) -> Text:
+    """Above the hits: how many windows the ranking covered."""
+    text = Text()
+    text.append(f"top {hit_count} for ")
+    text.append(query_label, style="bold")
+    if ranked < total:
+        text.append(f" · ranked over {ranked:,} of {total:,} windows (still embedding)", style="yellow")
+    else:
+        text.append(f" · ranked over all {total:,} windows", style="dim")
+    return text

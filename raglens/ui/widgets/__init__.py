@@ -1,0 +1,1 @@
+"""The app's panes, each a small widget with its own messages."""

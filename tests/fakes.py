@@ -78,3 +78,33 @@ class BreakingHashingEmbedder(HashingEmbedder):
         if any("BREAK" in text for text in texts):
             raise RuntimeError("the fake model broke")
         return super().encode(texts)
+
+
+class PacedHashingEmbedder(HashingEmbedder):
+    """A hashing embedder that takes 150 ms per batch, so a query lands while the index fills."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) > 1:
+            time.sleep(0.15)
+        return super().encode(texts)
+
+
+class StalledAfterFirstBatchEmbedder(HashingEmbedder):
+    """Embeds the first batch of windows, then hangs: the app stays 'indexing' for a snapshot."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._batches = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) > 1:
+            self._batches += 1
+            if self._batches > 1:
+                time.sleep(3600)
+        return super().encode(texts)
+
+
+def never_loading_embedder() -> HashingEmbedder:
+    """A model that never finishes loading: the app stays at 'loading the model'."""
+    time.sleep(3600)
+    raise AssertionError("unreachable")

@@ -63,6 +63,8 @@ class AppConfig:
     """``module:callable`` of another embedder (tests use a fake); None means sentence-transformers."""
     log_path: str | None = None
     """Where the embedding process writes its own output; None discards it."""
+    show_rates: bool = True
+    """Show windows per second and the ETA; snapshot tests turn it off to stay deterministic."""
 
 
 class RaglensApp(App[None]):
@@ -102,7 +104,7 @@ class RaglensApp(App[None]):
         self._query_request: int | None = None
         self._query_vector: np.ndarray | None = None
         self._debounce: Timer | None = None
-        self._rerank_due = False
+        self._rerank_timer: Timer | None = None
         self._embed_started: float | None = None
         self._shown: tuple[str, int | None] | None = None
         """The file in the window view and its selected window."""
@@ -266,13 +268,15 @@ class RaglensApp(App[None]):
         if self._query_vector is None or self.index is None or self.index.embedded_count == 0:
             return
         if now:
+            if self._rerank_timer is not None:
+                self._rerank_timer.stop()  # this ranking covers whatever the timer was waiting for
+                self._rerank_timer = None
             self.rank_query(self.index, self._query_text, self._query_vector, self.k)
-        elif not self._rerank_due:
-            self._rerank_due = True
-            self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
+        elif self._rerank_timer is None:
+            self._rerank_timer = self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
 
     def _rerank_later(self) -> None:
-        self._rerank_due = False
+        self._rerank_timer = None
         self._rerank(now=True)
 
     async def on_ranking_ready(self, message: RankingReady) -> None:
@@ -443,7 +447,7 @@ class RaglensApp(App[None]):
         total = index.window_count if index else (len(pending.windows) if pending else None)
         embedded = index.embedded_count if index else 0
         rate = None
-        if index and self._embed_started is not None and embedded:
+        if self.config.show_rates and index and self._embed_started is not None and embedded:
             elapsed = time.monotonic() - self._embed_started
             rate = embedded / elapsed if elapsed > 0 else None
         label = Path(self.config.model).name if self.config.model else "all-MiniLM-L6-v2"

@@ -72,11 +72,14 @@ class HitList(Widget):
         self.query_one("#hit-summary", Static).update(summary)
 
     async def show_result(self, result: SearchResult, corpus: Corpus, summary: Text) -> None:
-        """Replace the hits with ``result``'s."""
+        """Replace the hits with ``result``'s; the same hits again keep the list and its cursor."""
         self.show_summary(summary)
+        if [(h.row, h.score) for h in self.hits] == [(h.row, h.score) for h in result.hits]:
+            return
         items = self.query_one("#hit-items", ListView)
         await items.clear()
         await items.extend(HitItem(hit, corpus.file(hit.window.path).text) for hit in result.hits)
+        items.index = 0 if result.hits else None
 
     async def clear_hits(self, summary: Text) -> None:
         self.show_summary(summary)

@@ -1,0 +1,53 @@
+"""Helpers for driving the app: build it with a fake model and wait on conditions, never on sleeps."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+
+from raglens.ui.app import AppConfig, RaglensApp
+from tests.conftest import REPO_ROOT
+
+WAIT_TIMEOUT_S = 30.0
+
+
+def make_app(
+    path: str = "sample_corpus", factory: str | None = "tests.fakes:HashingEmbedder", **options: object
+) -> RaglensApp:
+    """The app on ``path`` (relative to the repository, so no absolute path reaches the screen)."""
+    return RaglensApp(AppConfig(path=path, embedder_factory=factory, **options))  # type: ignore[arg-type]
+
+
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
+    """Let the app run until ``condition`` holds; fail loudly after WAIT_TIMEOUT_S."""
+    deadline = time.monotonic() + WAIT_TIMEOUT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {WAIT_TIMEOUT_S} s waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def index_complete(app: RaglensApp) -> bool:
+    return app.index is not None and app.index.is_complete
+
+
+@pytest.fixture(autouse=True)
+def _run_from_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO_ROOT)
+
+
+def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
+    """The hits on screen come from a ranking over the complete index."""
+    from raglens.ui.widgets.hit_list import HitList
+
+    result = app.last_result
+    return (
+        index_complete(app)
+        and result is not None
+        and result.ranked_count == result.window_count
+        and [h.row for h in app.query_one(HitList).hits] == [h.row for h in result.hits]
+        and len(result.hits) == hit_count
+    )

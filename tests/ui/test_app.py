@@ -1,0 +1,191 @@
+"""The explorer driven through Pilot, with the fake model in a real embedding process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from raglens.corpus import CorpusOptions, load_corpus
+from raglens.pipeline import build_index, search_index
+from raglens.ui.messages import RankingReady
+from raglens.ui.screens.settings import SettingsScreen
+from raglens.ui.widgets.hit_list import HitList
+from raglens.ui.widgets.window_view import WindowView
+from raglens.windows import Unit, WindowParams
+from tests.conftest import SAMPLE_CORPUS
+from tests.fakes import HashingEmbedder
+from tests.ui.conftest import fully_ranked, index_complete, make_app, wait_until
+
+QUERY = "how are failed jobs retried with backoff"
+
+
+def expected_citations(query: str, k: int, params: WindowParams | None = None) -> list[str]:
+    """The oracle: the same fake model and core ranking, in this process."""
+    embedder = HashingEmbedder()
+    index = build_index(load_corpus(SAMPLE_CORPUS, CorpusOptions()), params or WindowParams(), embedder)
+    return [hit.window.citation for hit in search_index(index, embedder, query, k).hits]
+
+
+def shown_citations(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [hit.window.citation for hit in app.query_one(HitList).hits]
+
+
+def text_of(app, selector: str) -> str:  # type: ignore[no-untyped-def]
+    return str(app.query_one(selector, Static).render())
+
+
+async def test_typing_a_query_shows_the_exact_top_k() -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        await pilot.click("#query")
+        await pilot.press(*QUERY)
+        expected = expected_citations(QUERY, 5)
+        await wait_until(pilot, lambda: shown_citations(app) == expected, f"hits {expected}")
+        assert "ranked over all 66 windows" in text_of(app, "#hit-summary")
+
+
+async def test_a_query_given_at_start_is_ranked_over_the_partial_index_then_again() -> None:
+    rankings: list[RankingReady] = []
+
+    def record(message: Message) -> None:
+        if isinstance(message, RankingReady):
+            rankings.append(message)
+
+    app = make_app(factory="tests.fakes:PacedHashingEmbedder", query=QUERY)
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        await wait_until(
+            pilot, lambda: bool(rankings) and rankings[-1].result.ranked_count == 66, "a full ranking"
+        )
+        assert app.query_one("#query", Input).value == QUERY
+        partial = [r for r in rankings if r.result.ranked_count < r.result.window_count]
+        assert partial, "the query was ranked before the index was complete"
+        assert len(rankings) < 20, "re-ranking is throttled, not run on every batch"
+        assert shown_citations(app) == expected_citations(QUERY, 5)
+
+
+async def test_selecting_a_hit_opens_its_window() -> None:
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
+        second = app.query_one(HitList).hits[1]
+        app.action_focus_hits()
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: app._shown == (second.window.path, second.window.index), "the hit")
+        header = str(app.query_one("#window-header", Static).render())
+        assert f"window {second.window.index + 1} of" in header
+        assert f"L{second.window.line_start}-L{second.window.line_end}" in header
+
+
+async def test_stepping_through_windows_crosses_files() -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        assert app._shown == ("CONTRIBUTING.md", 0)
+        await pilot.press("escape", "n")
+        assert app._shown == ("README.md", 0), "CONTRIBUTING.md has one window, so n moves on"
+        await pilot.press("n")
+        assert app._shown == ("README.md", 1)
+        await pilot.press("p", "p")
+        assert app._shown == ("CONTRIBUTING.md", 0)
+
+
+async def test_the_window_view_marks_where_the_model_stops_reading() -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        app.show_file("docs/queues.md", 1)
+        await pilot.pause()
+        header = str(app.query_one("#window-header", Static).render())
+        assert "the model stops after" in header, header
+        extent = app.index.extent(app._file_rows["docs/queues.md"].start + 1)  # type: ignore[union-attr]
+        assert extent is not None and extent.token_count > 126
+
+
+async def test_k_changes_with_a_key_and_the_ranking_follows() -> None:
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "five hits")
+        await pilot.press("escape", "plus", "plus")
+        await wait_until(pilot, lambda: fully_ranked(app, 7), "seven hits")
+        assert shown_citations(app) == expected_citations(QUERY, 7)
+        assert "k=7" in text_of(app, "#status")
+
+
+async def test_new_window_settings_rebuild_the_index() -> None:
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the first index")
+        await pilot.press("escape", "w")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), "the settings screen")
+        size = app.screen.query_one("#settings-size", Input)
+        size.value = "500"
+        overlap = app.screen.query_one("#settings-overlap", Input)
+        overlap.value = "50"
+        await pilot.click("#settings-apply")
+        params = WindowParams(Unit.CHARS, 500, 50)
+        await wait_until(
+            pilot, lambda: app.params == params and index_complete(app), "the index of 500/50 windows"
+        )
+        expected = expected_citations(QUERY, 5, params)
+        await wait_until(pilot, lambda: shown_citations(app) == expected, "the re-ranked hits")
+        assert "500/50 chars" in text_of(app, "#status")
+
+
+async def test_bad_settings_are_refused_with_a_message() -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("escape", "w")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), "the settings screen")
+        app.screen.query_one("#settings-overlap", Input).value = "5000"
+        await pilot.click("#settings-apply")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsScreen), "bad settings do not close the form"
+        error = str(app.screen.query_one("#settings-error", Static).render())
+        assert "must be smaller than the size" in error
+
+
+async def test_a_corpus_with_nothing_to_index_is_a_notification_not_a_crash(tmp_path: Path) -> None:
+    app = make_app(path=str(tmp_path))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: bool(app._notifications), "a notification")
+        [notification] = list(app._notifications)
+        assert "the folder is empty" in notification.message
+        assert app.is_running
+
+
+async def test_a_model_that_cannot_load_is_a_notification() -> None:
+    app = make_app(factory="tests.fakes:failing_embedder")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: bool(app._notifications), "a notification")
+        assert any("cannot be loaded (on purpose)" in n.message for n in app._notifications)
+        assert app.is_running
+
+
+async def test_selecting_a_skipped_file_says_why(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02")
+    app = make_app(path=str(tmp_path))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        app.query_one(WindowView)
+        tree = app.query_one("#corpus-tree")
+        node = next(n for n in tree._tree_nodes.values() if n.data and n.data.path == "blob.bin")  # type: ignore[attr-defined]
+        tree.select_node(node)  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert "binary: a NUL byte" in str(app.query_one("#window-text", Static).render())
+
+
+@pytest.mark.parametrize("hostile", ["\x1b[2J\x1b]0;owned\x07 [bold]not markup[/bold]"])
+async def test_file_content_is_shown_as_inert_text(tmp_path: Path, hostile: str) -> None:
+    (tmp_path / "hostile.txt").write_text(f"line one\n{hostile}\n")
+    app = make_app(path=str(tmp_path), query="owned")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: len(app.query_one(HitList).hits) == 1, "the hit")
+        shown = str(app.query_one("#window-text", Static).render())
+        assert "␛[2J␛]0;owned␇ [bold]not markup[/bold]" in shown
+        assert "\x1b" not in shown

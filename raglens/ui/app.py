@@ -140,7 +140,7 @@ class RaglensApp(App[None]):
             factory=self.config.embedder_factory,
             log_path=self.config.log_path,
         )
-        self._narrate(f"loading {self.config.model or 'all-MiniLM-L6-v2'} in a separate process")
+        self._narrate(f"loading {self._model_label()} in a separate process")
         self.relay_embedder_events(self._process)
 
     def on_unmount(self) -> None:
@@ -195,6 +195,7 @@ class RaglensApp(App[None]):
         )
         self._narrate(f"cut into {len(message.windows)} window(s) of {message.params.describe()}")
         self._pending_windows = message
+        self._refresh_status()
         self._start_embedding()
         if self._shown is None and message.corpus.files:
             self.show_file(message.corpus.files[0].path, 0)
@@ -441,6 +442,12 @@ class RaglensApp(App[None]):
     def _narrate(self, line: str) -> None:
         self.query_one("#pipeline-log", RichLog).write(Text(f"-> {printable(line)}"))
 
+    def _model_label(self) -> str:
+        """The model's name before it has loaded and can say it itself."""
+        if self.config.model:
+            return Path(self.config.model.rstrip("/")).name or self.config.model
+        return self.config.embedder_factory or "all-MiniLM-L6-v2"
+
     def _refresh_status(self) -> None:
         index = self.index
         pending = self._pending_windows
@@ -450,7 +457,6 @@ class RaglensApp(App[None]):
         if self.config.show_rates and index and self._embed_started is not None and embedded:
             elapsed = time.monotonic() - self._embed_started
             rate = embedded / elapsed if elapsed > 0 else None
-        label = Path(self.config.model).name if self.config.model else "all-MiniLM-L6-v2"
-        text = status_text(self.model, label, self.params, self.k, embedded, total, rate)
+        text = status_text(self.model, self._model_label(), self.params, self.k, embedded, total, rate)
         self.query_one("#status", Static).update(text)
         self.query_one("#progress", ProgressBar).display = bool(index and not index.is_complete)

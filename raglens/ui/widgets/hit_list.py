@@ -14,6 +14,8 @@ from raglens.printable import printable
 from raglens.search import Hit, SearchResult
 
 EXCERPT_LINES = 6
+BAR_WIDTH = 12
+"""Narrower than the CLI's bar, so the citation fits beside it in a pane."""
 
 
 def hit_text(hit: Hit, file_text: str) -> Text:
@@ -21,7 +23,7 @@ def hit_text(hit: Hit, file_text: str) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{hit.rank:>2} ", style="bold")
     text.append(f"{hit.score:.3f} ", style="bold cyan")
-    text.append(similarity_bar(hit.score), style="cyan")
+    text.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
     text.append("  ")
     text.append(printable(hit.window.citation), style="green")
     shown, hidden = excerpt(hit.window.text_in(file_text), EXCERPT_LINES)

@@ -17,8 +17,8 @@ from raglens.windows import Window
 
 BAND_STYLES: dict[Band, str] = {
     Band.OUTSIDE: "dim",
-    Band.EVEN: "on #1c2833",
-    Band.ODD: "on #232b1c",
+    Band.EVEN: "on #1b2b3c",
+    Band.ODD: "on #33263d",
     Band.OVERLAP: "on #4a3b12",
     Band.CURRENT: "on #1f4e79",
     Band.CURRENT_OVERLAP: "on #6b5a12",

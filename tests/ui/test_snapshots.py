@@ -1,0 +1,69 @@
+"""SVG snapshots of the explorer's main states, at a fixed size with the fake model and no clocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from raglens.ui.app import RaglensApp
+from tests.ui.conftest import fully_ranked, make_app, wait_until
+
+SIZE = (150, 42)
+QUERY = "what happens after a job is acknowledged"
+
+
+def snapshot_app(**options: Any) -> RaglensApp:
+    return make_app(show_rates=False, **options)
+
+
+async def steady(pilot: Pilot[None]) -> None:
+    """No blinking cursor, and every pending refresh drawn."""
+    pilot.app.query_one("#query", Input).cursor_blink = False
+    await pilot.pause()
+
+
+def test_just_opened_while_the_model_loads(snap_compare: Any) -> None:
+    app = snapshot_app(factory="tests.fakes:never_loading_embedder")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        await steady(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_indexing_in_progress_ranks_what_is_embedded(snap_compare: Any) -> None:
+    app = snapshot_app(factory="tests.fakes:StalledAfterFirstBatchEmbedder", query=QUERY)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(
+            pilot,
+            lambda: app.last_result is not None and app.last_result.ranked_count == 8,
+            "a ranking over the first batch",
+        )
+        await steady(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_hits_shown(snap_compare: Any) -> None:
+    app = snapshot_app(query=QUERY)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        await steady(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_window_view_with_boundaries_and_the_truncation_mark(snap_compare: Any) -> None:
+    app = snapshot_app(query=QUERY)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        app.show_file("docs/queues.md", 1)
+        await steady(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -136,6 +136,9 @@ def serve(
 ) -> None:
     """The process's main loop: load the model, then answer requests until shutdown or a closed pipe."""
     _silence_output(log_path)
+    # Embedding keeps every core busy; a lower priority lets the UI's process run the moment it needs to.
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(10)
     try:
         embedder = _load_embedder(factory, model, device, offline)
     except Exception as error:  # any failure is one message to the parent, not a dead pipe

@@ -1,0 +1,37 @@
+"""Export the README's screenshot: the explorer on sample_corpus with the real model, as SVG.
+
+Usage: uv run python scripts/screenshot.py [OUT.svg]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from textual.widgets import Input
+
+from raglens.ui.app import AppConfig, RaglensApp
+
+QUERY = "what happens after a job is acknowledged?"
+
+
+async def export(path: str) -> None:
+    app = RaglensApp(AppConfig(path="sample_corpus", device="cpu", show_rates=False))
+    async with app.run_test(size=(150, 42)) as pilot:
+        app.query_one("#query", Input).cursor_blink = False
+        await pilot.click("#query")
+        await pilot.press(*QUERY)
+        while not (
+            app.last_result is not None
+            and app.last_result.ranked_count == app.last_result.window_count
+            and app.last_result.hits
+        ):
+            await pilot.pause(0.1)
+        top = app.last_result.hits[0].window
+        app.show_file(top.path, top.index)
+        await pilot.pause(0.3)
+        app.save_screenshot(path)
+
+
+if __name__ == "__main__":
+    asyncio.run(export(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshot.svg"))

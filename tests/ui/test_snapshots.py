@@ -15,7 +15,9 @@ QUERY = "what happens after a job is acknowledged"
 
 
 def snapshot_app(**options: Any) -> RaglensApp:
-    return make_app(show_rates=False, **options)
+    app = make_app(show_rates=False, **options)
+    app.animation_level = "none"  # the progress bar would otherwise be caught mid-animation
+    return app
 
 
 async def steady(pilot: Pilot[None]) -> None:

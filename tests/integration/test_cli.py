@@ -209,3 +209,9 @@ def test_the_console_script_prints_only_json_on_stdout(tmp_path: Path) -> None:
     assert document["hits"][0]["path"] == "docs/queues.md"
     assert "-> loading the bundled all-MiniLM-L6-v2" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_the_explorer_without_a_terminal_points_to_search(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(capsys, "sample_corpus")
+    assert (code, out) == (2, "")
+    assert "needs a terminal" in err and "raglens search PATH QUERY" in err

@@ -197,7 +197,10 @@ class RaglensApp(App[None]):
         self._pending_windows = message
         self._refresh_status()
         self._start_embedding()
-        if self._shown is None and message.corpus.files:
+        # Redraw the shown file with the new grid (or open the first file on the first load).
+        if self._shown is not None and self._shown[0] in self._file_rows:
+            self.show_file(*self._shown)
+        elif message.corpus.files:
             self.show_file(message.corpus.files[0].path, 0)
 
     def on_corpus_failed(self, message: CorpusFailed) -> None:

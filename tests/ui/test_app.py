@@ -133,6 +133,8 @@ async def test_new_window_settings_rebuild_the_index() -> None:
         )
         expected = expected_citations(QUERY, 5, params)
         await wait_until(pilot, lambda: shown_citations(app) == expected, "the re-ranked hits")
+        header = str(app.query_one("#window-header", Static).render())
+        assert "window 1 of 2" in header, "the shown file is redrawn with the new grid"
         assert "500/50 chars" in text_of(app, "#status")
 
 

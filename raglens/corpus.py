@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from fnmatch import fnmatch
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from raglens.decoding import decode_bytes
 from raglens.errors import BadInputError, NothingIndexableError
+
+if TYPE_CHECKING:
+    import pathspec
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 
@@ -254,6 +256,8 @@ class _IgnoreRules:
             lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return self
+        import pathspec  # only walks outside git need it; importing it costs the app's first frame 30 ms
+
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         return _IgnoreRules((*self._layers, (rel_folder, spec)))
 

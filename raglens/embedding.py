@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from raglens.embedding_events import ReadingExtent
 from raglens.errors import IndexingCancelled, ModelLoadError
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -18,16 +18,6 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
 DEFAULT_BATCH_SIZE = 16
 """Batches of 8-16 windows embed fastest on a 2-core CPU; larger ones thrash the cache."""
-
-
-@dataclass(frozen=True)
-class ReadingExtent:
-    """How much of one text the model actually reads before it truncates."""
-
-    token_count: int
-    """Tokens of the text, without the model's special tokens."""
-    chars_read: int
-    """Characters from the start inside the model's token limit; the whole length if nothing is cut."""
 
 
 @runtime_checkable

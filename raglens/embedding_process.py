@@ -23,73 +23,22 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import Embedder, ReadingExtent, SentenceTransformerEmbedder
+from raglens.embedding import Embedder, SentenceTransformerEmbedder
+from raglens.embedding_events import (
+    ModelFailed,
+    ModelReady,
+    ProcessEnded,
+    ProcessEvent,
+    QueryEmbedded,
+    ReadingExtent,
+    RequestCancelled,
+    VectorsEmbedded,
+    WindowsDone,
+)
 from raglens.errors import ModelLoadError, RaglensError
 
 PROCESS_BATCH_SIZE = 8
 """Windows per batch in the process: small enough that a query waits at most ~0.4 s on a 2-core CPU."""
-
-
-@dataclass(frozen=True)
-class ModelReady:
-    """The process has loaded its model."""
-
-    name: str
-    dimension: int
-    max_seq_length: int | None
-    device: str
-
-
-@dataclass(frozen=True)
-class ModelFailed:
-    """The model could not be loaded, or failed while embedding; the process has exited."""
-
-    message: str
-
-
-@dataclass(frozen=True)
-class QueryEmbedded:
-    """The vector of one submitted query."""
-
-    request_id: int
-    vector: np.ndarray
-
-
-@dataclass(frozen=True)
-class VectorsEmbedded:
-    """The vectors of ``len(vectors)`` texts of one window request, from position ``start``."""
-
-    request_id: int
-    start: int
-    vectors: np.ndarray
-    extents: tuple[ReadingExtent, ...]
-    """Token count and characters read of each text of the batch."""
-
-
-@dataclass(frozen=True)
-class WindowsDone:
-    """Every text of a window request has its vectors."""
-
-    request_id: int
-
-
-@dataclass(frozen=True)
-class RequestCancelled:
-    """A window request was cancelled; no more vectors of it will come."""
-
-    request_id: int
-
-
-@dataclass(frozen=True)
-class ProcessEnded:
-    """The process is gone: shut down, crashed or killed."""
-
-    exit_code: int | None
-
-
-ProcessEvent = (
-    ModelReady | ModelFailed | QueryEmbedded | VectorsEmbedded | WindowsDone | RequestCancelled | ProcessEnded
-)
 
 
 def _send(connection: Connection, header: dict[str, Any], vectors: np.ndarray | None = None) -> None:

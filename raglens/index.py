@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from raglens.embedding import ReadingExtent
+from raglens.embedding_events import ReadingExtent
 from raglens.windows import Window
 
 

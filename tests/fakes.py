@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from raglens.embedding import ReadingExtent, normalize_rows
+from raglens.embedding import normalize_rows
+from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 
 _TOKEN = re.compile(r"\w+")

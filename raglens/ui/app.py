@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -19,8 +20,7 @@ from textual.widgets import Footer, Input, ProgressBar, RichLog, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
-from raglens.embedding_process import (
-    EmbeddingProcess,
+from raglens.embedding_events import (
     ModelFailed,
     ModelReady,
     ProcessEnded,
@@ -29,11 +29,14 @@ from raglens.embedding_process import (
     WindowsDone,
 )
 from raglens.errors import RaglensError
-from raglens.index import VectorIndex
-from raglens.pipeline import cut_corpus, window_texts
 from raglens.printable import printable
-from raglens.search import SearchResult, rank
-from raglens.ui.messages import CorpusFailed, CorpusLoaded, EmbedderReported, RankingReady
+from raglens.ui.messages import (
+    CorpusFailed,
+    CorpusLoaded,
+    EmbedderReported,
+    EmbedderStarted,
+    RankingReady,
+)
 from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
@@ -41,6 +44,15 @@ from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Window, WindowParams
+
+if TYPE_CHECKING:
+    # numpy and the modules built on it load in the workers, off the UI thread: importing them
+    # here would hold back the first frame by ~0.1 s (see benchmarks/app_responsiveness.py).
+    import numpy as np
+
+    from raglens.embedding_process import EmbeddingProcess
+    from raglens.index import VectorIndex
+    from raglens.search import SearchResult
 
 QUERY_DEBOUNCE_S = 0.2
 RERANK_INTERVAL_S = 0.5
@@ -132,16 +144,22 @@ class RaglensApp(App[None]):
         self._narrate(f"reading {self.config.path}")
         self._refresh_status()
         self.query_one("#query", Input).focus()
+        # The workers' imports compete with the first paint for the GIL: start them once it is on screen.
+        self.call_after_refresh(self._start_background_work)
+
+    def _start_background_work(self) -> None:
+        self._settle_heap()
         self.read_corpus(self.params)
-        self._process = EmbeddingProcess(
-            self.config.model,
-            self.config.device,
-            offline=self.config.offline,
-            factory=self.config.embedder_factory,
-            log_path=self.config.log_path,
-        )
         self._narrate(f"loading {self._model_label()} in a separate process")
-        self.relay_embedder_events(self._process)
+        self.run_embedder()
+
+    def _settle_heap(self) -> None:
+        """Exempt the objects alive now (Textual's, the corpus's) from the cyclic garbage collector.
+
+        A full collection over them stalled the event loop for 40-50 ms in the middle of indexing
+        (measured with benchmarks/app_responsiveness.py); frozen objects are not scanned again.
+        """
+        gc.freeze()
 
     def on_unmount(self) -> None:
         process, self._process = self._process, None
@@ -152,6 +170,8 @@ class RaglensApp(App[None]):
 
     @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
     def read_corpus(self, params: WindowParams) -> None:
+        from raglens.pipeline import cut_corpus, window_texts  # imports numpy: here, off the UI thread
+
         try:
             corpus = load_corpus(self.config.path, CorpusOptions(max_file_bytes=self.config.max_file_bytes))
         except RaglensError as error:
@@ -161,7 +181,18 @@ class RaglensApp(App[None]):
         self.post_message(CorpusLoaded(corpus, params, windows, window_texts(corpus, windows)))
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
-    def relay_embedder_events(self, process: EmbeddingProcess) -> None:
+    def run_embedder(self) -> None:
+        """Start the embedding process, then relay its events until it ends."""
+        from raglens.embedding_process import EmbeddingProcess  # imports numpy: off the UI thread
+
+        process = EmbeddingProcess(
+            self.config.model,
+            self.config.device,
+            offline=self.config.offline,
+            factory=self.config.embedder_factory,
+            log_path=self.config.log_path,
+        )
+        self.post_message(EmbedderStarted(process))
         worker = get_current_worker()
         while not worker.is_cancelled:
             event = process.next_event(timeout=0.1)
@@ -173,6 +204,8 @@ class RaglensApp(App[None]):
 
     @work(thread=True, exclusive=True, group="rank", exit_on_error=False, description="ranking")
     def rank_query(self, index: VectorIndex, query: str, vector: np.ndarray, k: int) -> None:
+        from raglens.search import rank  # already imported by the corpus worker; a lookup here
+
         result = rank(index, vector, k)
         if not get_current_worker().is_cancelled:
             self.post_message(RankingReady(query, result))
@@ -197,11 +230,18 @@ class RaglensApp(App[None]):
         self._pending_windows = message
         self._refresh_status()
         self._start_embedding()
+        self.call_after_refresh(self._settle_heap)
         # Redraw the shown file with the new grid (or open the first file on the first load).
         if self._shown is not None and self._shown[0] in self._file_rows:
             self.show_file(*self._shown)
         elif message.corpus.files:
             self.show_file(message.corpus.files[0].path, 0)
+
+    def on_embedder_started(self, message: EmbedderStarted) -> None:
+        if not self.is_running:
+            message.process.close(timeout=2)  # the app closed while the process was starting
+            return
+        self._process = message.process
 
     def on_corpus_failed(self, message: CorpusFailed) -> None:
         self._narrate(f"error: {message.error}")
@@ -213,6 +253,8 @@ class RaglensApp(App[None]):
         pending = self._pending_windows
         if pending is None or self.model is None or self._process is None:
             return
+        from raglens.index import VectorIndex  # loaded by the workers by now; a lookup here
+
         self._pending_windows = None
         if self._windows_request is not None:
             self._process.cancel(self._windows_request)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from raglens.corpus import Corpus
-from raglens.embedding_process import ProcessEvent
-from raglens.errors import RaglensError
-from raglens.search import SearchResult
-from raglens.windows import Window, WindowParams
+if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the first frame
+    from raglens.corpus import Corpus
+    from raglens.embedding_events import ProcessEvent
+    from raglens.embedding_process import EmbeddingProcess
+    from raglens.errors import RaglensError
+    from raglens.search import SearchResult
+    from raglens.windows import Window, WindowParams
 
 
 class CorpusLoaded(Message):
@@ -28,6 +32,14 @@ class CorpusFailed(Message):
     def __init__(self, error: RaglensError) -> None:
         super().__init__()
         self.error = error
+
+
+class EmbedderStarted(Message):
+    """The embedding process was started; it loads its model in the background."""
+
+    def __init__(self, process: EmbeddingProcess) -> None:
+        super().__init__()
+        self.process = process
 
 
 class EmbedderReported(Message):

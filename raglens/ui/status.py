@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from raglens.embedding_process import ModelReady
+from raglens.embedding_events import ModelReady
 from raglens.windows import WindowParams
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from raglens.embedding import SentenceTransformerEmbedder
-from raglens.embedding_process import EmbeddingProcess, QueryEmbedded, VectorsEmbedded, WindowsDone
+from raglens.embedding_events import QueryEmbedded, VectorsEmbedded, WindowsDone
+from raglens.embedding_process import EmbeddingProcess
 
 pytestmark = pytest.mark.model
 

@@ -16,6 +16,7 @@ async def test_the_real_model_ranks_the_answer_first() -> None:
         assert app.model is None, "the first frame does not wait for the model"
         await wait_until(pilot, lambda: app.model is not None, "the model to load")
         model = app.model
+        assert model is not None
         assert (model.name, model.dimension, model.max_seq_length) == ("all-MiniLM-L6-v2", 384, 256)
         await pilot.click("#query")
         await pilot.press(*"what happens after a job is acknowledged?")

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from raglens.embedding_process import (
-    EmbeddingProcess,
+from raglens.embedding_events import (
     ModelFailed,
     ModelReady,
     ProcessEnded,
@@ -18,6 +17,7 @@ from raglens.embedding_process import (
     VectorsEmbedded,
     WindowsDone,
 )
+from raglens.embedding_process import EmbeddingProcess
 from raglens.errors import ModelLoadError
 from tests.fakes import HashingEmbedder
 

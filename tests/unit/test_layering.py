@@ -11,6 +11,7 @@ CORE_MODULES = [
     "raglens.windows",
     "raglens.lines",
     "raglens.embedding",
+    "raglens.embedding_events",
     "raglens.embedding_process",
     "raglens.index",
     "raglens.search",
@@ -42,3 +43,11 @@ def test_the_cli_parses_and_lists_files_without_torch() -> None:
     assert "raglens.cli.main" in loaded
     assert "torch" not in loaded
     assert "sentence_transformers" not in loaded
+
+
+def test_the_app_module_loads_without_numpy() -> None:
+    """numpy loads in the app's workers after the first frame; importing it earlier delays that frame."""
+    loaded = loaded_modules_after("import raglens.cli.main\nimport raglens.ui.app")
+    assert "raglens.ui.app" in loaded
+    assert "numpy" not in loaded
+    assert "pathspec" not in loaded

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import ListItem, ListView, Static
 
-from raglens.corpus import Corpus
 from raglens.display import excerpt, similarity_bar
 from raglens.printable import printable
-from raglens.search import Hit, SearchResult
+
+if TYPE_CHECKING:  # both import numpy, which the app loads only after its first frame
+    from raglens.corpus import Corpus
+    from raglens.search import Hit, SearchResult
 
 EXCERPT_LINES = 6
 BAR_WIDTH = 12

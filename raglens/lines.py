@@ -34,6 +34,13 @@ class LineIndex:
         """The offset of the first character of the 1-based ``line``."""
         return self._starts[line - 1]
 
+    def line_span(self, line: int) -> tuple[int, int]:
+        """The (start, end) offsets of the 1-based ``line``, the end including its line break."""
+        if not 1 <= line <= self.line_count:
+            raise IndexError(f"line {line} is outside a text of {self.line_count} lines")
+        end = self._starts[line] if line < len(self._starts) else self._length
+        return self._starts[line - 1], end
+
     def line_spans(self) -> list[tuple[int, int]]:
         """The (start, end) offsets of every line, each end including its line break."""
         ends = [*self._starts[1:], self._length]

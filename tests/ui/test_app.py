@@ -12,6 +12,7 @@ from raglens.corpus import CorpusOptions, load_corpus
 from raglens.pipeline import build_index, search_index
 from raglens.ui.messages import RankingReady
 from raglens.ui.screens.settings import SettingsScreen
+from raglens.ui.widgets.file_lines import FileLines
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Unit, WindowParams
@@ -179,7 +180,7 @@ async def test_selecting_a_skipped_file_says_why(tmp_path: Path) -> None:
         node = next(n for n in tree._tree_nodes.values() if n.data and n.data.path == "blob.bin")  # type: ignore[attr-defined]
         tree.select_node(node)  # type: ignore[attr-defined]
         await pilot.pause()
-        assert "binary: a NUL byte" in str(app.query_one("#window-text", Static).render())
+        assert "binary: a NUL byte" in app.query_one(FileLines).shown_text(1)
 
 
 @pytest.mark.parametrize("hostile", ["\x1b[2J\x1b]0;owned\x07 [bold]not markup[/bold]"])
@@ -188,6 +189,8 @@ async def test_file_content_is_shown_as_inert_text(tmp_path: Path, hostile: str)
     app = make_app(path=str(tmp_path), query="owned")
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: len(app.query_one(HitList).hits) == 1, "the hit")
-        shown = str(app.query_one("#window-text", Static).render())
+        file_lines = app.query_one(FileLines)
+        assert file_lines.layout_shown is not None
+        shown = "\n".join(file_lines.shown_text(n) for n in range(1, file_lines.layout_shown.line_count + 1))
         assert "␛[2J␛]0;owned␇ [bold]not markup[/bold]" in shown
         assert "\x1b" not in shown

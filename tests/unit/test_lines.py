@@ -36,6 +36,16 @@ def test_line_spans_tile_the_text_like_splitlines(text: str) -> None:
     assert LineIndex(text).line_count == len(text.splitlines())
 
 
+@given(line_texts)
+def test_one_line_span_is_that_line_of_all_spans(text: str) -> None:
+    index = LineIndex(text)
+    assert [index.line_span(n) for n in range(1, index.line_count + 1)] == index.line_spans()
+    with pytest.raises(IndexError):
+        index.line_span(index.line_count + 1)
+    with pytest.raises(IndexError):
+        index.line_span(0)
+
+
 def test_crlf_counts_one_line_break() -> None:
     text = "one\r\ntwo\r\nthree"
     index = LineIndex(text)

@@ -6,25 +6,15 @@ from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import ScrollableContainer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from raglens.embedding import ReadingExtent
+from raglens.embedding_events import ReadingExtent
+from raglens.lines import LineIndex
 from raglens.printable import printable
-from raglens.window_layout import Band, lay_out
+from raglens.ui.widgets.file_lines import FileLines, widest_line
+from raglens.window_layout import FileLayout
 from raglens.windows import Window
-
-BAND_STYLES: dict[Band, str] = {
-    Band.OUTSIDE: "dim",
-    Band.EVEN: "on #1b2b3c",
-    Band.ODD: "on #33263d",
-    Band.OVERLAP: "on #4a3b12",
-    Band.CURRENT: "on #1f4e79",
-    Band.CURRENT_OVERLAP: "on #6b5a12",
-    Band.UNREAD: "strike on #5c1f1f",
-}
-"""Dim alternating bands per window, amber overlaps, blue for the selected one, red where reading stops."""
 
 
 def window_header(
@@ -51,37 +41,22 @@ def window_header(
     return header
 
 
-def render_file(text: str, windows: Sequence[Window], current: int | None, chars_read: int | None) -> Text:
-    """The file's lines with a line-number gutter, each segment styled by its band."""
-    lines = lay_out(text, windows, current, chars_read)
-    width = len(str(len(lines))) if lines else 1
-    rendered = Text(no_wrap=True, overflow="ellipsis")
-    current_lines = range(0)
-    if current is not None and windows:
-        current_lines = range(windows[current].line_start, windows[current].line_end + 1)
-    for line in lines:
-        gutter_style = "bold cyan" if line.number in current_lines else "dim"
-        rendered.append(f"{line.number:>{width}} │ ", style=gutter_style)
-        for segment, band in line.segments:
-            rendered.append(segment, style=BAND_STYLES[band])
-        rendered.append("\n")
-    return rendered
-
-
 class WindowView(Widget):
     """Shows one file and its windows; the app tells it which file and window to show."""
 
     DEFAULT_CSS = """
     WindowView { layout: vertical; }
     WindowView > #window-header { height: auto; padding: 0 1; background: $boost; }
-    WindowView > ScrollableContainer { height: 1fr; overflow-x: auto; overflow-y: auto; }
-    WindowView #window-text { width: auto; text-wrap: nowrap; }
     """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._measured: tuple[str, LineIndex, int] | None = None
+        """The text last shown, its line index and widest line: stepping windows reuses them."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("select a file or a hit", style="dim"), id="window-header")
-        with ScrollableContainer(id="window-scroll"):
-            yield Static(id="window-text")
+        yield FileLines(id="window-scroll")
 
     def show(
         self,
@@ -93,18 +68,20 @@ class WindowView(Widget):
         scroll: bool = True,
     ) -> None:
         """Draw ``path`` with ``windows``; with ``scroll``, bring the ``current`` window into view."""
+        if self._measured is None or self._measured[0] is not text:
+            self._measured = (text, LineIndex(text), widest_line(text))
+        _, lines, widest = self._measured
         chars_read = extent.chars_read if extent is not None else None
         self.query_one("#window-header", Static).update(window_header(path, windows, current, extent))
-        self.query_one("#window-text", Static).update(render_file(text, windows, current, chars_read))
+        file_lines = self.query_one(FileLines)
+        file_lines.show_layout(FileLayout(text, windows, current, chars_read, lines), widest=widest)
         if not scroll:
             return
-        scroller = self.query_one("#window-scroll", ScrollableContainer)
-        if current is not None and windows:
-            scroller.scroll_to(y=max(windows[current].line_start - 3, 0), animate=False)
-        else:
-            scroller.scroll_home(animate=False)
+        # Forced: the scrollbars of a layout just set are not known yet, and would refuse the scroll.
+        top = max(windows[current].line_start - 3, 0) if current is not None and windows else 0
+        file_lines.scroll_to(y=top, animate=False, force=True)
 
     def show_message(self, title: str, message: str) -> None:
         """Show a note instead of a file, such as why a file is skipped."""
         self.query_one("#window-header", Static).update(Text(printable(title), style="bold"))
-        self.query_one("#window-text", Static).update(Text(printable(message), style="italic"))
+        self.query_one(FileLines).show_note(Text(printable(message), style="italic"))

@@ -110,6 +110,8 @@ class RaglensApp(App[None]):
         """Every window and the vectors embedded so far; None until the corpus and the model are known."""
         self.model: ModelReady | None = None
         self.last_result: SearchResult | None = None
+        self.shown_query: str | None = None
+        """The query whose hits are on screen (``last_result``'s, once its hits are drawn)."""
         self._pending_windows: CorpusLoaded | None = None
         self._windows_request: int | None = None
         self._query_text = config.query
@@ -336,6 +338,7 @@ class RaglensApp(App[None]):
             len(message.result.hits),
         )
         await self.query_one(HitList).show_result(message.result, self.corpus, summary)
+        self.shown_query = message.query
 
     @on(Input.Changed, "#query")
     def query_changed(self, event: Input.Changed) -> None:

@@ -30,6 +30,7 @@ from raglens.embedding_events import (
 )
 from raglens.errors import RaglensError
 from raglens.printable import printable
+from raglens.ui.highlight import warm_up as warm_up_highlighting
 from raglens.ui.messages import (
     CorpusFailed,
     CorpusLoaded,
@@ -41,7 +42,7 @@ from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
 from raglens.ui.widgets.corpus_tree import CorpusTree
-from raglens.ui.widgets.hit_list import HitList
+from raglens.ui.widgets.hit_list import HitList, hit_excerpt
 from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Window, WindowParams
 
@@ -181,6 +182,7 @@ class RaglensApp(App[None]):
             return
         windows = cut_corpus(corpus, params)
         self.post_message(CorpusLoaded(corpus, params, windows, window_texts(corpus, windows)))
+        warm_up_highlighting([source.path for source in corpus.files])
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
     def run_embedder(self) -> None:
@@ -205,12 +207,13 @@ class RaglensApp(App[None]):
                 return
 
     @work(thread=True, exclusive=True, group="rank", exit_on_error=False, description="ranking")
-    def rank_query(self, index: VectorIndex, query: str, vector: np.ndarray, k: int) -> None:
+    def rank_query(self, index: VectorIndex, corpus: Corpus, query: str, vector: np.ndarray, k: int) -> None:
         from raglens.search import rank  # already imported by the corpus worker; a lookup here
 
         result = rank(index, vector, k)
+        excerpts = [hit_excerpt(hit, corpus.file(hit.window.path).text) for hit in result.hits]
         if not get_current_worker().is_cancelled:
-            self.post_message(RankingReady(query, result))
+            self.post_message(RankingReady(query, result, excerpts))
 
     # Handlers own the state.
 
@@ -313,13 +316,15 @@ class RaglensApp(App[None]):
 
     def _rerank(self, now: bool) -> None:
         """Rank the standing query again: at once, or at most every RERANK_INTERVAL_S while embedding."""
-        if self._query_vector is None or self.index is None or self.index.embedded_count == 0:
+        if self._query_vector is None or self.index is None or self.corpus is None:
+            return
+        if self.index.embedded_count == 0:
             return
         if now:
             if self._rerank_timer is not None:
                 self._rerank_timer.stop()  # this ranking covers whatever the timer was waiting for
                 self._rerank_timer = None
-            self.rank_query(self.index, self._query_text, self._query_vector, self.k)
+            self.rank_query(self.index, self.corpus, self._query_text, self._query_vector, self.k)
         elif self._rerank_timer is None:
             self._rerank_timer = self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
 
@@ -337,7 +342,7 @@ class RaglensApp(App[None]):
             message.result.window_count,
             len(message.result.hits),
         )
-        await self.query_one(HitList).show_result(message.result, self.corpus, summary)
+        await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
         self.shown_query = message.query
 
     @on(Input.Changed, "#query")

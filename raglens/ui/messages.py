@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -12,6 +13,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.embedding_process import EmbeddingProcess
     from raglens.errors import RaglensError
     from raglens.search import SearchResult
+    from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import Window, WindowParams
 
 
@@ -53,7 +55,9 @@ class EmbedderReported(Message):
 class RankingReady(Message):
     """A query was ranked against the windows embedded so far."""
 
-    def __init__(self, query: str, result: SearchResult) -> None:
+    def __init__(self, query: str, result: SearchResult, excerpts: Sequence[HitExcerpt]) -> None:
         super().__init__()
         self.query = query
         self.result = result
+        self.excerpts = excerpts
+        """Each hit's first lines, coloured in the worker so the UI thread only draws them."""

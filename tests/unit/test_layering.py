@@ -51,3 +51,4 @@ def test_the_app_module_loads_without_numpy() -> None:
     assert "raglens.ui.app" in loaded
     assert "numpy" not in loaded
     assert "pathspec" not in loaded
+    assert "pygments" not in loaded

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -12,9 +14,9 @@ from textual.widgets import ListItem, ListView, Static
 
 from raglens.display import excerpt, similarity_bar
 from raglens.printable import printable
+from raglens.ui.highlight import highlighted
 
-if TYPE_CHECKING:  # both import numpy, which the app loads only after its first frame
-    from raglens.corpus import Corpus
+if TYPE_CHECKING:  # it imports numpy, which the app loads only after its first frame
     from raglens.search import Hit, SearchResult
 
 EXCERPT_LINES = 6
@@ -22,7 +24,26 @@ BAR_WIDTH = 12
 """Narrower than the CLI's bar, so the citation fits beside it in a pane."""
 
 
-def hit_text(hit: Hit, file_text: str) -> Text:
+@dataclass(frozen=True)
+class HitExcerpt:
+    """The first lines of a hit's window, coloured, and how many lines were left out."""
+
+    lines: tuple[Text, ...]
+    hidden: int
+
+
+def hit_excerpt(hit: Hit, file_text: str) -> HitExcerpt:
+    """The window's first lines, made printable and syntax-coloured by its file's kind.
+
+    Colouring imports Pygments on first use: call this from a worker, not the UI thread.
+    """
+    shown, hidden = excerpt(hit.window.text_in(file_text), EXCERPT_LINES)
+    coloured = highlighted(hit.window.path, "\n".join(shown))
+    lines = tuple(coloured.split("\n", allow_blank=True))[: len(shown)]
+    return HitExcerpt(lines, hidden)
+
+
+def hit_text(hit: Hit, lines: HitExcerpt) -> Text:
     """One hit as text: a heading line, then the window's first lines, whitespace kept."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{hit.rank:>2} ", style="bold")
@@ -30,20 +51,19 @@ def hit_text(hit: Hit, file_text: str) -> Text:
     text.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
     text.append("  ")
     text.append(printable(hit.window.citation), style="green")
-    shown, hidden = excerpt(hit.window.text_in(file_text), EXCERPT_LINES)
-    for line in shown:
+    for line in lines.lines:
         text.append("\n   │ ", style="dim")
-        text.append(line)
-    if hidden:
-        text.append(f"\n   │ … {hidden} more line(s)", style="dim")
+        text.append_text(line)
+    if lines.hidden:
+        text.append(f"\n   │ … {lines.hidden} more line(s)", style="dim")
     return text
 
 
 class HitItem(ListItem):
     """One hit in the list."""
 
-    def __init__(self, hit: Hit, file_text: str) -> None:
-        super().__init__(Static(hit_text(hit, file_text)))
+    def __init__(self, hit: Hit, lines: HitExcerpt) -> None:
+        super().__init__(Static(hit_text(hit, lines)))
         self.hit = hit
 
 
@@ -77,14 +97,14 @@ class HitList(Widget):
     def show_summary(self, summary: Text) -> None:
         self.query_one("#hit-summary", Static).update(summary)
 
-    async def show_result(self, result: SearchResult, corpus: Corpus, summary: Text) -> None:
+    async def show_result(self, result: SearchResult, excerpts: Sequence[HitExcerpt], summary: Text) -> None:
         """Replace the hits with ``result``'s; the same hits again keep the list and its cursor."""
         self.show_summary(summary)
         if [(h.row, h.score) for h in self.hits] == [(h.row, h.score) for h in result.hits]:
             return
         items = self.query_one("#hit-items", ListView)
         await items.clear()
-        await items.extend(HitItem(hit, corpus.file(hit.window.path).text) for hit in result.hits)
+        await items.extend(HitItem(hit, lines) for hit, lines in zip(result.hits, excerpts, strict=True))
         items.index = 0 if result.hits else None
 
     async def clear_hits(self, summary: Text) -> None:

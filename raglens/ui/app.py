@@ -30,7 +30,7 @@ from raglens.embedding_events import (
 )
 from raglens.errors import RaglensError
 from raglens.printable import printable
-from raglens.ui.highlight import warm_up as warm_up_highlighting
+from raglens.ui.highlight import warm_up
 from raglens.ui.messages import (
     CorpusFailed,
     CorpusLoaded,
@@ -182,7 +182,11 @@ class RaglensApp(App[None]):
             return
         windows = cut_corpus(corpus, params)
         self.post_message(CorpusLoaded(corpus, params, windows, window_texts(corpus, windows)))
-        warm_up_highlighting([source.path for source in corpus.files])
+
+    @work(thread=True, exclusive=True, group="highlight", exit_on_error=False, description="syntax colours")
+    def warm_up_highlighting(self, paths: list[str]) -> None:
+        """Load Pygments and the corpus's lexers (~0.3 s of Python) before the first ranking needs them."""
+        warm_up(paths)
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
     def run_embedder(self) -> None:
@@ -236,6 +240,8 @@ class RaglensApp(App[None]):
         self._refresh_status()
         self._start_embedding()
         self.call_after_refresh(self._settle_heap)
+        # After the corpus is painted: a Python-heavy thread during that paint doubles it (the GIL).
+        self.call_after_refresh(self.warm_up_highlighting, [source.path for source in message.corpus.files])
         # Redraw the shown file with the new grid (or open the first file on the first load).
         if self._shown is not None and self._shown[0] in self._file_rows:
             self.show_file(*self._shown)

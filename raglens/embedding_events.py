@@ -79,6 +79,20 @@ class ProcessEnded:
     exit_code: int | None
 
 
+@dataclass(frozen=True)
+class CacheTrouble:
+    """The process could not use the vector cache as intended; it carries on (see the message)."""
+
+    message: str
+
+
 ProcessEvent = (
-    ModelReady | ModelFailed | QueryEmbedded | VectorsEmbedded | WindowsDone | RequestCancelled | ProcessEnded
+    ModelReady
+    | ModelFailed
+    | QueryEmbedded
+    | VectorsEmbedded
+    | WindowsDone
+    | RequestCancelled
+    | CacheTrouble
+    | ProcessEnded
 )

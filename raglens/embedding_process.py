@@ -19,12 +19,14 @@ from collections import deque
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from raglens.embedding import Embedder, SentenceTransformerEmbedder
 from raglens.embedding_events import (
+    CacheTrouble,
     ModelFailed,
     ModelReady,
     ProcessEnded,
@@ -36,6 +38,8 @@ from raglens.embedding_events import (
     WindowsDone,
 )
 from raglens.errors import ModelLoadError, RaglensError
+from raglens.fingerprint import ModelFingerprint
+from raglens.vector_cache import ModelCache, VectorCache
 
 PROCESS_BATCH_SIZE = 8
 """Windows per batch in the process: small enough that a query waits at most ~0.4 s on a 2-core CPU."""
@@ -82,8 +86,14 @@ def serve(
     factory: str | None,
     log_path: str | None,
     batch_size: int,
+    cache_dir: str | None = None,
+    fingerprint: ModelFingerprint | None = None,
 ) -> None:
-    """The process's main loop: load the model, then answer requests until shutdown or a closed pipe."""
+    """The process's main loop: load the model, then answer requests until shutdown or a closed pipe.
+
+    With ``cache_dir`` and ``fingerprint``, every embedded batch is also stored in the vector cache,
+    so the UI's process never writes to it.
+    """
     _silence_output(log_path)
     # Embedding keeps every core busy; a lower priority lets the UI's process run the moment it needs to.
     with contextlib.suppress(OSError, AttributeError):
@@ -103,6 +113,7 @@ def serve(
             "device": getattr(embedder, "device", "cpu"),
         },
     )
+    cache = _open_cache(connection, cache_dir, fingerprint, embedder.dimension)
     jobs: deque[_WindowJob] = deque()
     try:
         while True:
@@ -134,6 +145,9 @@ def serve(
                 "extents": [[e.token_count, e.chars_read] for e in extents],
             }
             _send(connection, header, vectors)
+            if cache is not None:
+                cache.store(batch, vectors, extents)
+                _report_cache_trouble(connection, cache.cache)
             job.position += len(batch)
             if job.position >= len(job.texts):
                 jobs.popleft()
@@ -143,6 +157,21 @@ def serve(
     except Exception as error:  # the model failed mid-stream: say why before the process exits
         with contextlib.suppress(OSError):
             _send(connection, {"type": "failed", "message": _failure_message(error)})
+
+
+def _open_cache(
+    connection: Connection, cache_dir: str | None, fingerprint: ModelFingerprint | None, dimension: int
+) -> ModelCache | None:
+    if cache_dir is None or fingerprint is None:
+        return None
+    cache = VectorCache.open(Path(cache_dir))
+    _report_cache_trouble(connection, cache)
+    return ModelCache(cache, fingerprint, dimension) if cache.is_usable else None
+
+
+def _report_cache_trouble(connection: Connection, cache: VectorCache) -> None:
+    while cache.warnings:
+        _send(connection, {"type": "cache", "message": cache.warnings.pop(0)})
 
 
 def _failure_message(error: Exception) -> str:
@@ -172,18 +201,21 @@ class EmbeddingProcess:
         factory: str | None = None,
         log_path: str | None = None,
         batch_size: int = PROCESS_BATCH_SIZE,
+        cache_dir: str | None = None,
+        fingerprint: ModelFingerprint | None = None,
     ) -> None:
         """Start the process; it imports and loads the model in the background.
 
         ``factory`` (``"module:callable"``) builds another embedder instead of sentence-transformers,
-        for tests that need the protocol without the model.
+        for tests that need the protocol without the model. With ``cache_dir`` and ``fingerprint``
+        the process stores every vector it makes in the vector cache.
         """
         context = multiprocessing.get_context("spawn")  # fork would copy the parent's threads' locks
         _start_resource_tracker()
         self._connection, child_end = context.Pipe(duplex=True)
         self._process = context.Process(
             target=serve,
-            args=(child_end, model, device, offline, factory, log_path, batch_size),
+            args=(child_end, model, device, offline, factory, log_path, batch_size, cache_dir, fingerprint),
             name="raglens-embedder",
             daemon=True,
         )
@@ -239,6 +271,8 @@ class EmbeddingProcess:
             return WindowsDone(header["id"])
         if kind == "cancelled":
             return RequestCancelled(header["id"])
+        if kind == "cache":
+            return CacheTrouble(header["message"])
         assert self._dimension is not None, "vectors arrived before the model was ready"
         if kind == "query":
             return QueryEmbedded(header["id"], _receive_vectors(self._connection, 1, self._dimension)[0])

@@ -11,7 +11,10 @@ from raglens.windows import Window
 
 
 class VectorIndex:
-    """Windows plus one (n, d) float32 array, filled batch by batch so a partial index can be ranked."""
+    """Windows plus one (n, d) float32 array whose rows fill in any order, so a partial index ranks.
+
+    Rows arrive from the cache all at once and from the model batch by batch, the file in view first.
+    """
 
     def __init__(self, windows: Sequence[Window], dimension: int) -> None:
         if dimension <= 0:
@@ -20,6 +23,7 @@ class VectorIndex:
         """Every window of the corpus in corpus order; row i of the matrix belongs to window i."""
         self.dimension = dimension
         self._vectors = np.zeros((len(self.windows), dimension), dtype=np.float32)
+        self._filled = np.zeros(len(self.windows), dtype=bool)
         self._extents: list[ReadingExtent | None] = [None] * len(self.windows)
         self._embedded_count = 0
 
@@ -30,7 +34,7 @@ class VectorIndex:
 
     @property
     def embedded_count(self) -> int:
-        """How many windows, from the first, have a vector."""
+        """How many windows have a vector."""
         return self._embedded_count
 
     @property
@@ -38,10 +42,17 @@ class VectorIndex:
         """Whether every window has its vector."""
         return self._embedded_count == len(self.windows)
 
+    def embedded_rows(self) -> np.ndarray:
+        """The rows that have a vector, ascending."""
+        return np.arange(len(self.windows)) if self.is_complete else np.flatnonzero(self._filled)
+
+    def has_vector(self, row: int) -> bool:
+        return bool(self._filled[row])
+
     @property
     def vectors(self) -> np.ndarray:
-        """The vectors embedded so far, one row per window, as a read-only view."""
-        view = self._vectors[: self._embedded_count]
+        """The vectors of the embedded rows, in row order (read-only; a copy while incomplete)."""
+        view = self._vectors if self.is_complete else self._vectors[self._filled]
         view.flags.writeable = False
         return view
 
@@ -49,18 +60,24 @@ class VectorIndex:
         """How much of window ``row`` the model read, when the embedder reported it."""
         return self._extents[row]
 
-    def append(self, batch: np.ndarray, extents: Sequence[ReadingExtent] | None = None) -> None:
-        """Store the vectors (and, if known, the reading extents) of the next ``len(batch)`` windows."""
-        if batch.ndim != 2 or batch.shape[1] != self.dimension:
-            raise ValueError(f"expected vectors of shape (m, {self.dimension}), got {batch.shape}")
-        end = self._embedded_count + batch.shape[0]
-        if end > len(self.windows):
+    def fill(
+        self, rows: Sequence[int], vectors: np.ndarray, extents: Sequence[ReadingExtent] | None = None
+    ) -> None:
+        """Store the vectors (and, if known, the reading extents) of windows ``rows``."""
+        if len(rows) == 0 and vectors.size == 0 and not extents:
+            return
+        if vectors.ndim != 2 or vectors.shape != (len(rows), self.dimension):
             raise ValueError(
-                f"{end} vectors for an index of {len(self.windows)} windows: too many were appended"
+                f"expected vectors of shape ({len(rows)}, {self.dimension}), got {vectors.shape}"
             )
-        if extents is not None and len(extents) != batch.shape[0]:
-            raise ValueError(f"{len(extents)} reading extents for {batch.shape[0]} vectors")
-        self._vectors[self._embedded_count : end] = batch
+        if extents is not None and len(extents) != len(rows):
+            raise ValueError(f"{len(extents)} reading extents for {len(rows)} vectors")
+        positions = np.asarray(rows, dtype=np.intp)
+        if len(positions) and (positions.min() < 0 or positions.max() >= len(self.windows)):
+            raise ValueError(f"rows outside an index of {len(self.windows)} windows")
+        self._vectors[positions] = vectors
+        self._embedded_count += int(np.count_nonzero(~self._filled[positions]))
+        self._filled[positions] = True
         if extents is not None:
-            self._extents[self._embedded_count : end] = extents
-        self._embedded_count = end
+            for row, extent in zip(positions.tolist(), extents, strict=True):
+                self._extents[row] = extent

@@ -5,11 +5,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder, embed_in_batches
+from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.index import VectorIndex
 from raglens.search import SearchResult, rank
+from raglens.vector_cache import CachedVector, ModelCache, VectorCache
 from raglens.windows import Window, WindowParams, cut_windows
 
 
@@ -36,6 +41,17 @@ class WindowsCut:
 
 
 @dataclass(frozen=True)
+class VectorsFromCache:
+    """Some windows already had vectors in the cache and will not be embedded again."""
+
+    found: int
+    total: int
+
+    def describe(self) -> str:
+        return f"{self.found} of {self.total} window(s) from the cache; {self.total - self.found} to embed"
+
+
+@dataclass(frozen=True)
 class WindowsEmbedded:
     """Another batch of windows has its vectors."""
 
@@ -58,7 +74,7 @@ class IndexReady:
         return f"index ready: {self.window_count} vector(s) of {self.dimension} dimensions"
 
 
-PipelineStep = FilesFound | WindowsCut | WindowsEmbedded | IndexReady
+PipelineStep = FilesFound | WindowsCut | VectorsFromCache | WindowsEmbedded | IndexReady
 OnStep = Callable[[PipelineStep], None]
 
 
@@ -85,23 +101,88 @@ def window_texts(corpus: Corpus, windows: Sequence[Window]) -> list[str]:
     return [window.text_in(corpus.file(window.path).text) for window in windows]
 
 
+@dataclass(frozen=True)
+class CacheLookup:
+    """What the cache had for a corpus's windows under one model configuration."""
+
+    entries: list[CachedVector | None]
+    """Each window's cached vector, or None."""
+    fingerprint: ModelFingerprint | None
+    """None when the model's files could not be found to identify it: nothing is cached then."""
+    warnings: list[str]
+
+    @property
+    def found(self) -> int:
+        return sum(entry is not None for entry in self.entries)
+
+    @property
+    def oldest(self) -> float | None:
+        """When the oldest of the found vectors was stored."""
+        return min((entry.stored for entry in self.entries if entry is not None), default=None)
+
+
+def look_up_windows(
+    cache_dir: Path, model: str | None, texts: Sequence[str], *, factory: str | None = None
+) -> CacheLookup:
+    """Find the cached vectors of ``texts`` for ``model``, without loading the model."""
+    with VectorCache.open(cache_dir) as cache:
+        fingerprint = fingerprint_model(model, factory=factory, hash_large_file=cache.file_sha256)
+        dimension = cache.dimension_of(fingerprint.digest) if fingerprint is not None else None
+        entries: list[CachedVector | None] = [None] * len(texts)
+        if fingerprint is not None and dimension is not None:
+            entries = ModelCache(cache, fingerprint, dimension).lookup(texts)
+        return CacheLookup(entries, fingerprint, list(cache.warnings))
+
+
+def identify_model(cache_dir: Path, model: str | None, factory: str | None = None) -> ModelFingerprint | None:
+    """The fingerprint of ``model``, with the cache remembering the hashes of its weights."""
+    with VectorCache.open(cache_dir) as cache:
+        return fingerprint_model(model, factory=factory, hash_large_file=cache.file_sha256)
+
+
+def fill_from_cache(index: VectorIndex, texts: Sequence[str], cache: ModelCache) -> list[int]:
+    """Fill every row whose text the cache knows; the rows still to embed, in order."""
+    cached = cache.lookup(texts)
+    found = [row for row, entry in enumerate(cached) if entry is not None]
+    if found:
+        entries = [cached[row] for row in found]
+        vectors = np.stack([entry.vector for entry in entries if entry is not None])
+        index.fill(found, vectors, [entry.extent for entry in entries if entry is not None])
+    return [row for row, entry in enumerate(cached) if entry is None]
+
+
 def build_index(
     corpus: Corpus,
     params: WindowParams,
     embedder: Embedder,
     *,
+    cache: ModelCache | None = None,
     on_step: OnStep = _ignore_step,
     should_stop: Callable[[], bool] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> VectorIndex:
-    """Cut ``corpus`` into windows and embed them all, reporting each step through ``on_step``."""
+    """Cut ``corpus`` into windows and give each a vector: from ``cache`` if it has it, else embedded.
+
+    Each embedded batch is stored in the cache as it is made, so an interrupted run keeps its work.
+    """
     windows = cut_corpus(corpus, params)
     on_step(WindowsCut(len(windows), params))
     index = VectorIndex(windows, embedder.dimension)
     texts = window_texts(corpus, windows)
-    for batch in embed_in_batches(embedder, texts, batch_size=batch_size, should_stop=should_stop):
-        index.append(batch)
-        on_step(WindowsEmbedded(index.embedded_count, index.window_count, embedder.name))
+    missing = list(range(len(windows)))
+    if cache is not None:
+        missing = fill_from_cache(index, texts, cache)
+        on_step(VectorsFromCache(len(windows) - len(missing), len(windows)))
+    missing_texts = [texts[row] for row in missing]
+    done = 0
+    for batch in embed_in_batches(embedder, missing_texts, batch_size=batch_size, should_stop=should_stop):
+        batch_texts = missing_texts[done : done + len(batch)]
+        extents = embedder.reading_extents(batch_texts)
+        index.fill(missing[done : done + len(batch)], batch, extents)
+        if cache is not None:
+            cache.store(batch_texts, batch, extents)
+        done += len(batch)
+        on_step(WindowsEmbedded(done, len(missing), embedder.name))
     on_step(IndexReady(index.window_count, index.dimension))
     return index
 

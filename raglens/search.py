@@ -30,10 +30,15 @@ class SearchResult:
 
     hits: tuple[Hit, ...]
     scores: np.ndarray
-    """The score of each ranked row, in index order (for score distributions)."""
-    ranked_count: int
-    """How many windows were ranked: fewer than the index holds while it is still embedding."""
+    """The score of each ranked row, in row order (for score distributions)."""
+    ranked_rows: np.ndarray
+    """The row of each score: every row once the index is complete, those embedded before that."""
     window_count: int
+
+    @property
+    def ranked_count(self) -> int:
+        """How many windows were ranked: fewer than the index holds while it is still embedding."""
+        return len(self.ranked_rows)
 
 
 def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
@@ -64,10 +69,11 @@ def rank(index: VectorIndex, query_vector: np.ndarray, k: int) -> SearchResult:
     """
     if query_vector.shape != (index.dimension,):
         raise ValueError(f"expected a query vector of shape ({index.dimension},), got {query_vector.shape}")
+    rows = index.embedded_rows()
     scores = index.vectors @ query_vector.astype(np.float32, copy=False)
-    rows = top_k_rows(scores, k)
+    best = top_k_rows(scores, k)
     hits = tuple(
-        Hit(rank=position + 1, score=float(scores[row]), window=index.windows[row], row=int(row))
-        for position, row in enumerate(rows)
+        Hit(rank=position + 1, score=float(scores[best_row]), window=index.windows[row], row=int(row))
+        for position, (best_row, row) in enumerate(zip(best, rows[best], strict=True))
     )
-    return SearchResult(hits, scores, index.embedded_count, index.window_count)
+    return SearchResult(hits, scores, rows, index.window_count)

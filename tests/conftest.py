@@ -51,3 +51,11 @@ def _no_git_identity_prompts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_COMMITTER_NAME", "raglens tests")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tests@example.invalid")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_a_temporary_folder(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads or writes the developer's own vector cache."""
+    monkeypatch.setenv("RAGLENS_CACHE_DIR", str(tmp_path_factory.mktemp("raglens-cache")))

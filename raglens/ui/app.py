@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.embedding_events import (
+    CacheTrouble,
     ModelFailed,
     ModelReady,
     ProcessEnded,
@@ -40,7 +41,7 @@ from raglens.ui.messages import (
 )
 from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
-from raglens.ui.status import ranked_summary, status_text
+from raglens.ui.status import describe_age, ranked_summary, status_text
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList, hit_excerpt
 from raglens.ui.widgets.window_view import WindowView
@@ -76,6 +77,8 @@ class AppConfig:
     """``module:callable`` of another embedder (tests use a fake); None means sentence-transformers."""
     log_path: str | None = None
     """Where the embedding process writes its own output; None discards it."""
+    cache_dir: str | None = None
+    """The vector cache's folder; None runs without a cache."""
     show_rates: bool = True
     """Show windows per second, the ETA and the progress bar; snapshot tests turn them off."""
 
@@ -128,6 +131,10 @@ class RaglensApp(App[None]):
         self._file_rows: dict[str, range] = {}
         """The rows of each file's windows: contiguous, since windows are cut file by file."""
         self._process: EmbeddingProcess | None = None
+        self._request_rows: list[int] = []
+        """The index row of each text of the window request under way, by position."""
+        self._from_cache = 0
+        """How many rows of the current index came from the vector cache."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -173,7 +180,8 @@ class RaglensApp(App[None]):
 
     @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
     def read_corpus(self, params: WindowParams) -> None:
-        from raglens.pipeline import cut_corpus, window_texts  # imports numpy: here, off the UI thread
+        # These import numpy and sqlite3: here, off the UI thread.
+        from raglens.pipeline import cut_corpus, look_up_windows, window_texts
 
         try:
             corpus = load_corpus(self.config.path, CorpusOptions(max_file_bytes=self.config.max_file_bytes))
@@ -181,7 +189,16 @@ class RaglensApp(App[None]):
             self.post_message(CorpusFailed(error))
             return
         windows = cut_corpus(corpus, params)
-        self.post_message(CorpusLoaded(corpus, params, windows, window_texts(corpus, windows)))
+        texts = window_texts(corpus, windows)
+        lookup = None
+        if self.config.cache_dir is not None:
+            cache_dir, model, factory = (
+                Path(self.config.cache_dir),
+                self.config.model,
+                self.config.embedder_factory,
+            )
+            lookup = look_up_windows(cache_dir, model, texts, factory=factory)
+        self.post_message(CorpusLoaded(corpus, params, windows, texts, lookup))
 
     @work(thread=True, exclusive=True, group="highlight", exit_on_error=False, description="syntax colours")
     def warm_up_highlighting(self, paths: list[str]) -> None:
@@ -192,13 +209,20 @@ class RaglensApp(App[None]):
     def run_embedder(self) -> None:
         """Start the embedding process, then relay its events until it ends."""
         from raglens.embedding_process import EmbeddingProcess  # imports numpy: off the UI thread
+        from raglens.pipeline import identify_model
 
+        cache_dir = self.config.cache_dir
+        fingerprint = None
+        if cache_dir is not None:
+            fingerprint = identify_model(Path(cache_dir), self.config.model, self.config.embedder_factory)
         process = EmbeddingProcess(
             self.config.model,
             self.config.device,
             offline=self.config.offline,
             factory=self.config.embedder_factory,
             log_path=self.config.log_path,
+            cache_dir=cache_dir if fingerprint is not None else None,
+            fingerprint=fingerprint,
         )
         self.post_message(EmbedderStarted(process))
         worker = get_current_worker()
@@ -269,13 +293,48 @@ class RaglensApp(App[None]):
         self._pending_windows = None
         if self._windows_request is not None:
             self._process.cancel(self._windows_request)
-        self.index = VectorIndex(pending.windows, self.model.dimension)
+        index = self.index = VectorIndex(pending.windows, self.model.dimension)
+        self._request_rows = self._fill_from_cache(index, pending)
         self._embed_started = time.monotonic()
-        self._windows_request = self._process.embed_windows(pending.texts) if pending.texts else None
-        self.query_one("#progress", ProgressBar).update(total=max(len(pending.windows), 1), progress=0)
+        texts = [pending.texts[row] for row in self._request_rows]
+        self._windows_request = self._process.embed_windows(texts) if texts else None
+        progress = self.query_one("#progress", ProgressBar)
+        progress.update(total=max(len(pending.windows), 1), progress=index.embedded_count)
+        if index.is_complete:
+            self._narrate(f"index ready: {index.window_count} vector(s), none embedded")
         self._refresh_status()
         if self._query_text.strip():
             self._submit_query()
+
+    def _fill_from_cache(self, index: VectorIndex, pending: CorpusLoaded) -> list[int]:
+        """Give the index every vector the cache had; the rows the model must still embed."""
+        lookup = pending.lookup
+        rows = list(range(index.window_count))
+        self._from_cache = 0
+        if lookup is None:
+            return rows
+        for warning in lookup.warnings:
+            self._warn_about_cache(warning)
+        found = [row for row, entry in enumerate(lookup.entries) if entry is not None]
+        entries = [entry for entry in lookup.entries if entry is not None]
+        if entries and entries[0].vector.shape == (index.dimension,):
+            import numpy as np
+
+            vectors = np.stack([entry.vector for entry in entries])
+            index.fill(found, vectors, [entry.extent for entry in entries])
+            self._from_cache = len(found)
+            rows = [row for row, entry in enumerate(lookup.entries) if entry is None]
+        age = describe_age(time.time() - lookup.oldest) if lookup.oldest is not None else ""
+        self._narrate(
+            f"{self._from_cache} of {index.window_count} window(s) from the cache"
+            + (f" (oldest stored {age} ago)" if age else "")
+            + f"; {len(rows)} to embed"
+        )
+        return rows
+
+    def _warn_about_cache(self, warning: str) -> None:
+        self._narrate(f"cache: {warning}")
+        self.notify(warning, title="vector cache", severity="warning", timeout=20, markup=False)
 
     def on_embedder_reported(self, message: EmbedderReported) -> None:
         event = message.event
@@ -296,6 +355,8 @@ class RaglensApp(App[None]):
         elif isinstance(event, QueryEmbedded) and event.request_id == self._query_request:
             self._query_vector = event.vector
             self._rerank(now=True)
+        elif isinstance(event, CacheTrouble):
+            self._warn_about_cache(event.message)
         elif isinstance(event, ModelFailed):
             self._narrate(f"error: {event.message}")
             self.notify(event.message, title="the model failed", severity="error", timeout=60, markup=False)
@@ -310,13 +371,14 @@ class RaglensApp(App[None]):
         index = self.index
         if index is None or event.request_id != self._windows_request:
             return  # vectors of a cancelled build
-        index.append(event.vectors, event.extents)
+        rows = self._request_rows[event.start : event.start + len(event.vectors)]
+        index.fill(rows, event.vectors, event.extents)
         self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
         self._refresh_status()
         path, current = self._shown or ("", None)
         if current is not None:
             shown_row = self._file_rows[path].start + current
-            if event.start <= shown_row < event.start + len(event.vectors):
+            if shown_row in rows:
                 self.show_file(path, current, scroll=False)  # its token count and read limit just arrived
         self._rerank(now=False)
 
@@ -516,8 +578,11 @@ class RaglensApp(App[None]):
         rate = None
         if self.config.show_rates and index and self._embed_started is not None and embedded:
             elapsed = time.monotonic() - self._embed_started
-            rate = embedded / elapsed if elapsed > 0 else None
-        text = status_text(self.model, self._model_label(), self.params, self.k, embedded, total, rate)
+            fresh = embedded - self._from_cache
+            rate = fresh / elapsed if elapsed > 0 and fresh > 0 else None
+        text = status_text(
+            self.model, self._model_label(), self.params, self.k, embedded, total, rate, self._from_cache
+        )
         self.query_one("#status", Static).update(text)
         # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.
         embedding = bool(index and not index.is_complete)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.embedding_events import ProcessEvent
     from raglens.embedding_process import EmbeddingProcess
     from raglens.errors import RaglensError
+    from raglens.pipeline import CacheLookup
     from raglens.search import SearchResult
     from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import Window, WindowParams
@@ -20,12 +21,21 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
 class CorpusLoaded(Message):
     """The corpus was read and cut into windows."""
 
-    def __init__(self, corpus: Corpus, params: WindowParams, windows: list[Window], texts: list[str]) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        params: WindowParams,
+        windows: list[Window],
+        texts: list[str],
+        lookup: CacheLookup | None = None,
+    ) -> None:
         super().__init__()
         self.corpus = corpus
         self.params = params
         self.windows = windows
         self.texts = texts
+        self.lookup = lookup
+        """What the vector cache had for these windows; None without a cache."""
 
 
 class CorpusFailed(Message):

@@ -16,6 +16,7 @@ def status_text(
     embedded: int,
     total: int | None,
     windows_per_second: float | None,
+    from_cache: int = 0,
 ) -> Text:
     """``model · dims · token limit · window params · k · embedded i/n (rate, ETA)``."""
     text = Text()
@@ -35,7 +36,20 @@ def status_text(
             text.append(f" ({windows_per_second:.0f} windows/s, ETA {eta:.0f} s)", style="yellow")
     else:
         text.append(f" · {total:,} windows embedded", style="green")
+    if from_cache:
+        text.append(f" ({from_cache:,} from the cache)", style="green")
     return text
+
+
+def describe_age(seconds: float) -> str:
+    """A duration as people say it: ``40 s``, ``12 min``, ``3 h``, ``5 days``."""
+    if seconds < 90:
+        return f"{max(seconds, 0):.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 36 * 3600:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"
 
 
 def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int) -> Text:

@@ -49,7 +49,7 @@ def test_rank_scores_are_exact_dot_products_and_have_no_floor() -> None:
     rng = np.random.default_rng(7)
     vectors = normalize_rows(rng.standard_normal((50, 16)))
     index = VectorIndex(_windows(50), 16)
-    index.append(vectors)
+    index.fill(range(50), vectors)
     query = normalize_rows(rng.standard_normal((1, 16)))[0]
     result = rank(index, query, 5)
     assert len(result.hits) == 5, "k hits come back however far away they are"
@@ -66,11 +66,13 @@ def test_rank_scores_are_exact_dot_products_and_have_no_floor() -> None:
 
 def test_rank_a_partial_index_ranks_only_what_is_embedded() -> None:
     index = VectorIndex(_windows(10), 4)
-    index.append(normalize_rows(np.eye(4, dtype=np.float32)[:3]))
+    index.fill([7, 2, 5], normalize_rows(np.eye(4, dtype=np.float32)[:3]))
     result = rank(index, np.array([0, 0, 1, 0], dtype=np.float32), 5)
     assert (result.ranked_count, result.window_count) == (3, 10)
-    assert [hit.row for hit in result.hits] == [2, 0, 1]
-    assert result.scores.shape == (3,)
+    assert [hit.row for hit in result.hits] == [5, 2, 7], "the third unit vector was filled into row 5"
+    assert result.ranked_rows.tolist() == [2, 5, 7]
+    assert result.scores.tolist() == [0.0, 1.0, 0.0]
+    assert all(hit.window is index.windows[hit.row] for hit in result.hits)
 
 
 def test_rank_an_empty_index_returns_no_hits() -> None:

@@ -1,0 +1,128 @@
+"""Who made a vector: a fingerprint of the model's files and settings, computed without torch.
+
+A cached vector is served only for the exact fingerprint it was stored under, so a different
+model, other weights, another max_seq_length, other pooling or normalisation, or another
+precision never reuses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from raglens.embedding import DEFAULT_MODEL_NAME, default_model_path
+
+FINGERPRINT_VERSION = 1
+"""Bump when raglens changes how it turns a model's output into a stored vector."""
+
+NORMALISATION = "l2-unit-rows"
+"""raglens's own normalisation of every vector (embedding.normalize_rows), part of every fingerprint."""
+
+DEFAULT_PRECISION = "fp32"
+
+_CONTENT_HASHED_BYTES = 1 << 20
+"""Files up to this size (configs, tokenizers) are hashed on every launch; larger ones are weights."""
+
+HashLargeFile = Callable[[Path], str]
+"""Returns the sha256 of a large file; the cache remembers it per (path, size, mtime)."""
+
+
+@dataclass(frozen=True)
+class ModelFingerprint:
+    """The identity of one embedding configuration."""
+
+    digest: str
+    """Hex sha256 over every model file, the settings and raglens's normalisation."""
+    name: str
+    """The model's short name, for people."""
+    folder: Path
+    """Where the model's files are."""
+    max_seq_length: int | None
+    precision: str
+
+    @property
+    def label(self) -> str:
+        """``name precision``, e.g. ``all-MiniLM-L6-v2 fp32``."""
+        return f"{self.name} {self.precision}"
+
+
+def sha256_of_file(path: Path) -> str:
+    """The hex sha256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_folder(model: str | None) -> Path | None:
+    """The local folder of ``model`` (None: the bundled one), or None if it is not on this machine.
+
+    A hub name is looked up in the local Hugging Face cache only; nothing is downloaded.
+    """
+    if model is None:
+        return default_model_path()
+    as_path = Path(model).expanduser()
+    if as_path.is_dir():
+        return as_path.resolve()
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        return None
+    names = [model] if "/" in model else [model, f"sentence-transformers/{model}"]
+    for name in names:
+        try:
+            return Path(snapshot_download(name, local_files_only=True))
+        except Exception:  # not in the local cache, or not a valid repository id
+            continue
+    return None
+
+
+def _max_seq_length(folder: Path) -> int | None:
+    try:
+        config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    length = config.get("max_seq_length") if isinstance(config, dict) else None
+    return int(length) if isinstance(length, int) else None
+
+
+def fingerprint_model(
+    model: str | None,
+    precision: str = DEFAULT_PRECISION,
+    *,
+    factory: str | None = None,
+    hash_large_file: HashLargeFile = sha256_of_file,
+) -> ModelFingerprint | None:
+    """The fingerprint of ``model`` at ``precision``, or None when its files are not on this machine.
+
+    ``factory`` names another embedder built instead of the model (tests use fakes); it is part of
+    the digest, so a fake's vectors are never served as the model's.
+    """
+    folder = model_folder(model)
+    if folder is None:
+        return None
+    digest = hashlib.sha256()
+    header = f"raglens-fingerprint-v{FINGERPRINT_VERSION}\0{NORMALISATION}\0{precision}\0{factory or ''}\0"
+    digest.update(header.encode())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        relative = path.relative_to(folder).as_posix()
+        if relative.startswith(".") or relative.lower().endswith(".md"):
+            continue  # hub metadata and model cards do not change a vector
+        size = path.stat().st_size
+        content = sha256_of_file(path) if size <= _CONTENT_HASHED_BYTES else hash_large_file(path)
+        digest.update(f"{relative}\0{size}\0{content}\0".encode())
+    name = DEFAULT_MODEL_NAME if model is None else Path(model.rstrip("/\\")).name or model
+    if factory is not None:
+        name = factory
+    return ModelFingerprint(digest.hexdigest(), name, folder, _max_seq_length(folder), precision)
+
+
+def file_identity(path: Path) -> tuple[str, int, int]:
+    """``(absolute path, size, mtime in ns)``: what must stay equal for a remembered hash to hold."""
+    stat = path.stat()
+    return os.fspath(path.resolve()), stat.st_size, stat.st_mtime_ns

@@ -1,0 +1,405 @@
+"""A persistent cache of window vectors: SQLite in WAL mode, keyed by model fingerprint and text hash.
+
+Each stored batch is one transaction, so a process killed mid-index leaves every earlier batch
+usable and nothing half-written; SQLite's locking lets two raglens processes share one file.
+Vectors are raw little-endian float32 bytes; nothing is pickled. A file that SQLite cannot read is
+moved aside and a new one started, with a warning: the cache never stops raglens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from raglens.embedding_events import ReadingExtent
+from raglens.fingerprint import ModelFingerprint, file_identity, sha256_of_file
+
+CACHE_FILE_NAME = "vectors.sqlite3"
+SCHEMA_VERSION = 1
+CACHE_DIR_ENV = "RAGLENS_CACHE_DIR"
+_LOOKUP_CHUNK = 500
+"""Keys per SELECT: well under SQLite's limit on bound parameters."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS models (
+    fingerprint TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    precision TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    max_seq_length INTEGER,
+    folder TEXT NOT NULL,
+    first_used REAL NOT NULL,
+    last_used REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vectors (
+    fingerprint TEXT NOT NULL,
+    text_hash BLOB NOT NULL,
+    vector BLOB NOT NULL,
+    token_count INTEGER NOT NULL,
+    chars_read INTEGER NOT NULL,
+    stored REAL NOT NULL,
+    PRIMARY KEY (fingerprint, text_hash)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS file_hashes (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL
+);
+"""
+
+
+def default_cache_dir() -> Path:
+    """``$RAGLENS_CACHE_DIR``, else the user cache directory (``~/.cache/raglens`` on Linux)."""
+    configured = os.environ.get(CACHE_DIR_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("raglens"))
+
+
+def text_key(text: str) -> bytes:
+    """The cache key of a window's exact text: a 16-byte BLAKE2b digest of its UTF-8 bytes."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass(frozen=True)
+class CachedVector:
+    """One stored vector and how much of its text the model read."""
+
+    vector: np.ndarray
+    extent: ReadingExtent
+    stored: float
+    """When it was stored (seconds since the epoch)."""
+
+
+@dataclass(frozen=True)
+class ModelEntries:
+    """One model configuration in the cache and how many vectors it has there."""
+
+    fingerprint: str
+    name: str
+    precision: str
+    dimension: int
+    max_seq_length: int | None
+    folder: str
+    entries: int
+    first_used: float
+    last_used: float
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """Where the cache is, how big, and what it holds."""
+
+    path: Path
+    size_bytes: int
+    models: tuple[ModelEntries, ...]
+
+    @property
+    def entries(self) -> int:
+        return sum(model.entries for model in self.models)
+
+
+class VectorCache:
+    """An open cache file; every method degrades to "nothing cached" instead of raising."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection | None) -> None:
+        self.path = path
+        self._connection: sqlite3.Connection | None = connection
+        self.warnings: list[str] = []
+        """What went wrong with the cache so far, for the user; empty when all is well."""
+
+    @classmethod
+    def open(cls, directory: Path) -> VectorCache:
+        """Open (or create) the cache in ``directory``; an unreadable file is moved aside first."""
+        path = directory / CACHE_FILE_NAME
+        warnings: list[str] = []
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            cache = cls(path, None)
+            cache.warnings.append(f"cannot create the cache folder {directory}: {error}; nothing is cached")
+            return cache
+        try:
+            connection = _connect(path)
+        except sqlite3.DatabaseError as error:
+            moved = _move_aside(path)
+            warnings.append(
+                f"the cache {path} could not be read ({error}); moved it to {moved} and started anew"
+            )
+            try:
+                connection = _connect(path)
+            except sqlite3.Error as second:
+                cache = cls(path, None)
+                cache.warnings.extend(
+                    [*warnings, f"cannot open a new cache at {path}: {second}; nothing is cached"]
+                )
+                return cache
+        cache = cls(path, connection)
+        cache.warnings.extend(warnings)
+        return cache
+
+    @property
+    def is_usable(self) -> bool:
+        """False once the cache was given up on for this session."""
+        return self._connection is not None
+
+    def close(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.close()
+            self._connection = None
+
+    def __enter__(self) -> VectorCache:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def lookup(self, fingerprint: str, dimension: int, keys: Sequence[bytes]) -> dict[bytes, CachedVector]:
+        """The stored vectors of those ``keys`` that the cache has for ``fingerprint``."""
+        found: dict[bytes, CachedVector] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._guard("reading"):
+            connection = self._require()
+            for start in range(0, len(unique), _LOOKUP_CHUNK):
+                chunk = unique[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = connection.execute(
+                    "SELECT text_hash, vector, token_count, chars_read, stored FROM vectors "
+                    f"WHERE fingerprint = ? AND text_hash IN ({marks})",
+                    (fingerprint, *chunk),
+                )
+                for key, blob, token_count, chars_read, stored in rows:
+                    if len(blob) != 4 * dimension:
+                        continue  # written under another dimension: never serve it
+                    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                    extent = ReadingExtent(token_count, chars_read)
+                    found[bytes(key)] = CachedVector(vector, extent, stored)
+        return found
+
+    def store(
+        self,
+        fingerprint: ModelFingerprint,
+        dimension: int,
+        keys: Sequence[bytes],
+        vectors: np.ndarray,
+        extents: Sequence[ReadingExtent],
+    ) -> None:
+        """Store one batch in one transaction; keys already stored are left as they are."""
+        if vectors.shape != (len(keys), dimension) or len(extents) != len(keys):
+            raise ValueError(f"{len(keys)} keys, vectors of shape {vectors.shape}, {len(extents)} extents")
+        now = time.time()
+        blobs = [np.ascontiguousarray(vector, dtype="<f4").tobytes() for vector in vectors]
+        rows = [
+            (fingerprint.digest, key, blob, extent.token_count, extent.chars_read, now)
+            for key, blob, extent in zip(keys, blobs, extents, strict=True)
+        ]
+        with self._guard("writing"):
+            connection = self._require()
+            with _transaction(connection):
+                connection.execute(
+                    "INSERT INTO models VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(fingerprint) DO UPDATE SET last_used = excluded.last_used",
+                    (
+                        fingerprint.digest,
+                        fingerprint.name,
+                        fingerprint.precision,
+                        dimension,
+                        fingerprint.max_seq_length,
+                        os.fspath(fingerprint.folder),
+                        now,
+                        now,
+                    ),
+                )
+                connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def dimension_of(self, fingerprint: str) -> int | None:
+        """The vector dimension stored for ``fingerprint``, or None if it has no vectors here."""
+        with self._guard("reading"):
+            row = (
+                self._require()
+                .execute("SELECT dimension FROM models WHERE fingerprint = ?", (fingerprint,))
+                .fetchone()
+            )
+            return int(row[0]) if row is not None else None
+        return None
+
+    def file_sha256(self, path: Path) -> str:
+        """The sha256 of a large file, computed once per (path, size, mtime) and remembered."""
+        identity = file_identity(path)
+        with self._guard("reading"):
+            row = (
+                self._require()
+                .execute(
+                    "SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ?", identity
+                )
+                .fetchone()
+            )
+            if row is not None:
+                return str(row[0])
+        digest = sha256_of_file(path)
+        with self._guard("writing"):
+            connection = self._require()
+            with _transaction(connection):
+                connection.execute(
+                    "INSERT OR REPLACE INTO file_hashes VALUES (?, ?, ?, ?)", (*identity, digest)
+                )
+        return digest
+
+    def info(self) -> CacheInfo:
+        """What the cache holds, per model configuration."""
+        models: list[ModelEntries] = []
+        with self._guard("reading"):
+            rows = self._require().execute(
+                "SELECT m.fingerprint, m.name, m.precision, m.dimension, m.max_seq_length, m.folder, "
+                "(SELECT count(*) FROM vectors v WHERE v.fingerprint = m.fingerprint), "
+                "m.first_used, m.last_used FROM models m ORDER BY m.last_used DESC"
+            )
+            models = [ModelEntries(*row) for row in rows]
+        size = sum(_size(self.path.with_name(self.path.name + suffix)) for suffix in ("", "-wal", "-shm"))
+        return CacheInfo(self.path, size, tuple(models))
+
+    def clear(self, model: str | None = None) -> int:
+        """Delete every vector (or those of models named ``model`` or with that fingerprint); how many."""
+        with self._guard("writing"):
+            connection = self._require()
+            with _transaction(connection):
+                if model is None:
+                    removed = connection.execute("DELETE FROM vectors").rowcount
+                    connection.execute("DELETE FROM models")
+                else:
+                    selected = [
+                        row[0]
+                        for row in connection.execute(
+                            "SELECT fingerprint FROM models WHERE name = ? OR fingerprint = ?",
+                            (model, model),
+                        )
+                    ]
+                    removed = 0
+                    for fingerprint in selected:
+                        removed += connection.execute(
+                            "DELETE FROM vectors WHERE fingerprint = ?", (fingerprint,)
+                        ).rowcount
+                        connection.execute("DELETE FROM models WHERE fingerprint = ?", (fingerprint,))
+            if model is None:
+                connection.execute("VACUUM")
+        return removed
+
+    def _require(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise _CacheOff
+        return self._connection
+
+    @contextlib.contextmanager
+    def _guard(self, doing: str) -> Iterator[None]:
+        """Turn a cache failure into a warning: a busy file skips one step, a broken one is moved aside."""
+        try:
+            yield
+        except _CacheOff:
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                self.warnings.append(f"the cache was busy while {doing} ({error}); carried on without it")
+                return
+            self._give_up(doing, error)
+        except sqlite3.DatabaseError as error:
+            self._give_up(doing, error)
+
+    def _give_up(self, doing: str, error: sqlite3.Error) -> None:
+        self.close()
+        moved = _move_aside(self.path)
+        self._disable(
+            f"the cache {self.path} failed while {doing} ({error}); moved it to {moved}; "
+            "it will be rebuilt on the next start"
+        )
+
+    def _disable(self, warning: str) -> None:
+        self.close()
+        self.warnings.append(warning)
+
+
+class _CacheOff(Exception):
+    """The cache was given up on earlier in this session."""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")  # in WAL mode: consistent after any crash
+        connection.executescript(_SCHEMA)
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None:
+            connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        elif row[0] != str(SCHEMA_VERSION):
+            raise sqlite3.DatabaseError(f"schema version {row[0]}, this raglens writes {SCHEMA_VERSION}")
+        connection.execute("SELECT count(*) FROM models").fetchone()
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+@contextlib.contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename the cache file (and its WAL and shared-memory files) out of the way; the new name."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target = path.with_name(f"{path.name}.broken-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        with contextlib.suppress(OSError):
+            source.replace(target.with_name(target.name + suffix))
+    return target
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def keys_of(texts: Iterable[str]) -> list[bytes]:
+    """The cache key of each text."""
+    return [text_key(text) for text in texts]
+
+
+@dataclass(frozen=True)
+class ModelCache:
+    """The cache as one model configuration sees it: look up and store window texts directly."""
+
+    cache: VectorCache
+    fingerprint: ModelFingerprint
+    dimension: int
+
+    def lookup(self, texts: Sequence[str]) -> list[CachedVector | None]:
+        """The cached vector of each text, or None where there is none."""
+        keys = keys_of(texts)
+        found = self.cache.lookup(self.fingerprint.digest, self.dimension, keys)
+        return [found.get(key) for key in keys]
+
+    def store(self, texts: Sequence[str], vectors: np.ndarray, extents: Sequence[ReadingExtent]) -> None:
+        """Remember the vectors of ``texts`` (one transaction)."""
+        self.cache.store(self.fingerprint, self.dimension, keys_of(texts), vectors, extents)

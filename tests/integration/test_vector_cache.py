@@ -1,0 +1,271 @@
+"""The vector cache on a real SQLite file: hits and misses, fingerprints, crashes, two writers, damage."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from raglens.corpus import CorpusOptions, load_corpus
+from raglens.embedding_events import ReadingExtent
+from raglens.fingerprint import ModelFingerprint, fingerprint_model
+from raglens.pipeline import build_index
+from raglens.vector_cache import CACHE_FILE_NAME, ModelCache, VectorCache, keys_of
+from raglens.windows import Unit, WindowParams
+from tests.fakes import HashingEmbedder
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fake_fingerprint(tag: str = "a") -> ModelFingerprint:
+    return ModelFingerprint(tag * 64, "fake-hashing", Path("/nowhere"), 128, "fp32")
+
+
+class CountingEmbedder(HashingEmbedder):
+    """Counts the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts_embedded = 0
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        self.texts_embedded += len(texts)
+        return super().encode(texts)
+
+
+def test_stored_vectors_come_back_exactly_and_only_for_their_fingerprint(tmp_path: Path) -> None:
+    vectors = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    extents = [ReadingExtent(10 + i, 100 + i) for i in range(3)]
+    with VectorCache.open(tmp_path) as cache:
+        ModelCache(cache, fake_fingerprint("a"), 4).store(["x", "y", "z"], vectors, extents)
+        found = ModelCache(cache, fake_fingerprint("a"), 4).lookup(["z", "nope", "x"])
+        assert found[1] is None
+        assert found[0] is not None and found[2] is not None
+        np.testing.assert_array_equal(found[0].vector, vectors[2])
+        np.testing.assert_array_equal(found[2].vector, vectors[0])
+        assert found[0].extent == ReadingExtent(12, 102)
+        assert ModelCache(cache, fake_fingerprint("b"), 4).lookup(["x"]) == [None], "another model"
+        assert ModelCache(cache, fake_fingerprint("a"), 8).lookup(["x"]) == [None], "another dimension"
+        assert cache.dimension_of("a" * 64) == 4
+        info = cache.info()
+        assert info.entries == 3 and info.models[0].name == "fake-hashing"
+        assert cache.clear("fake-hashing") == 3
+        assert cache.info().entries == 0
+        assert not cache.warnings
+
+
+def _model_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"hidden_size": 4}')
+    (folder / "modules.json").write_text('[{"type": "Transformer"}, {"type": "Normalize"}]')
+    (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 256}')
+    (folder / "model.safetensors").write_bytes(os.urandom(2 << 20))
+    (folder / "README.md").write_text("a model card")
+    return folder
+
+
+def test_the_fingerprint_follows_weights_settings_normalisation_and_precision(tmp_path: Path) -> None:
+    folder = _model_folder(tmp_path)
+    hashed: list[Path] = []
+    with VectorCache.open(tmp_path / "cache") as cache:
+
+        def remembered(path: Path) -> str:
+            hashed.append(path)
+            return cache.file_sha256(path)
+
+        def digest(precision: str = "fp32") -> str:
+            fingerprint = fingerprint_model(str(folder), precision, hash_large_file=remembered)
+            assert fingerprint is not None
+            return fingerprint.digest
+
+        first = digest()
+        assert digest() == first, "nothing changed"
+        (folder / "README.md").write_text("another model card")
+        assert digest() == first, "the model card does not change a vector"
+        assert digest("bf16") != first
+        weights = folder / "model.safetensors"
+        data = bytearray(weights.read_bytes())
+        data[12345] ^= 0xFF
+        weights.write_bytes(bytes(data))
+        os.utime(weights, ns=(time.time_ns(), time.time_ns() + 1_000_000))
+        changed_weights = digest()
+        assert changed_weights != first, "same size, other bytes"
+        (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 128}')
+        shorter = digest()
+        assert shorter != changed_weights
+        (folder / "modules.json").write_text('[{"type": "Transformer"}]')
+        assert digest() != shorter, "no Normalize module"
+    assert fingerprint_model(str(tmp_path / "absent")) is None
+    fake = fingerprint_model(str(folder), factory="tests.fakes:HashingEmbedder")
+    assert fake is not None and fake.digest != digest_of(folder)
+
+
+def digest_of(folder: Path) -> str:
+    fingerprint = fingerprint_model(str(folder))
+    assert fingerprint is not None
+    return fingerprint.digest
+
+
+def test_a_relaunch_embeds_nothing_and_new_windows_only_what_is_new(tmp_path: Path) -> None:
+    corpus = load_corpus(REPO / "sample_corpus", CorpusOptions())
+    with VectorCache.open(tmp_path) as cache:
+        model_cache = ModelCache(cache, fake_fingerprint(), 64)
+        first = CountingEmbedder()
+        reference = build_index(corpus, WindowParams(), first, cache=model_cache)
+        assert first.texts_embedded == reference.window_count
+        again = CountingEmbedder()
+        cached = build_index(corpus, WindowParams(), again, cache=model_cache)
+        assert again.texts_embedded == 0
+        np.testing.assert_array_equal(cached.vectors, reference.vectors)
+        assert [cached.extent(r) for r in range(cached.window_count)] == [
+            reference.extent(r) for r in range(reference.window_count)
+        ]
+        rewindowed = CountingEmbedder()
+        other = build_index(corpus, WindowParams(Unit.CHARS, 1000, 100), rewindowed, cache=model_cache)
+        # Windows that start a file are the same text under both grids: those are reused.
+        assert 0 < rewindowed.texts_embedded < other.window_count
+
+
+def test_editing_one_file_re_embeds_only_its_changed_windows(tmp_path: Path) -> None:
+    corpus_dir = tmp_path / "corpus"
+    shutil.copytree(REPO / "sample_corpus", corpus_dir)
+    with VectorCache.open(tmp_path / "cache") as cache:
+        model_cache = ModelCache(cache, fake_fingerprint(), 64)
+        build_index(
+            load_corpus(corpus_dir, CorpusOptions()), WindowParams(), CountingEmbedder(), cache=model_cache
+        )
+        queues = corpus_dir / "docs" / "queues.md"
+        queues.write_text(queues.read_text() + "\nOne more closing line.\n")
+        edited = CountingEmbedder()
+        build_index(load_corpus(corpus_dir, CorpusOptions()), WindowParams(), edited, cache=model_cache)
+        assert edited.texts_embedded == 1, "only the last window of docs/queues.md changed"
+
+
+def test_an_unreadable_cache_is_moved_aside_and_started_anew(tmp_path: Path) -> None:
+    (tmp_path / CACHE_FILE_NAME).write_bytes(b"this is not a database" * 100)
+    with VectorCache.open(tmp_path) as cache:
+        assert cache.is_usable
+        assert cache.warnings and "moved it to" in cache.warnings[0]
+        ModelCache(cache, fake_fingerprint(), 2).store(
+            ["x"], np.ones((1, 2), np.float32), [ReadingExtent(1, 1)]
+        )
+        assert cache.info().entries == 1
+    assert list(tmp_path.glob(f"{CACHE_FILE_NAME}.broken-*"))
+
+
+def test_a_damaged_cache_serves_nothing_is_moved_aside_and_does_not_raise(tmp_path: Path) -> None:
+    texts = [f"text {i} " * 50 for i in range(400)]
+    vectors = HashingEmbedder().encode(texts)
+    with VectorCache.open(tmp_path) as cache:
+        ModelCache(cache, fake_fingerprint(), 64).store(texts, vectors, [ReadingExtent(1, 1)] * len(texts))
+    path = tmp_path / CACHE_FILE_NAME
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    noise = np.random.default_rng(3)
+    for offset in range(3 * 4096, len(data) - 4096, 4096):  # every page but the first three
+        data[offset : offset + 4096] = noise.bytes(4096)
+    path.write_bytes(bytes(data))
+    with VectorCache.open(tmp_path) as cache:
+        found = ModelCache(cache, fake_fingerprint(), 64).lookup(texts)
+        # Noticed on opening (a fresh file is then in use) or on reading (the cache is then off).
+        assert any("moved it to" in warning for warning in cache.warnings), "the damage was noticed"
+        assert all(entry is None for entry in found), "nothing from a damaged file is served"
+    assert list(tmp_path.glob(f"{CACHE_FILE_NAME}.broken-*"))
+    with VectorCache.open(tmp_path) as cache:
+        assert cache.is_usable and not cache.warnings, "the next start has a fresh, working cache"
+        assert cache.info().entries == 0
+
+
+def _write_many(directory: str, writer: int) -> None:
+    with VectorCache.open(Path(directory)) as cache:
+        model_cache = ModelCache(cache, fake_fingerprint(), 8)
+        for batch in range(60):
+            texts = [f"shared {batch} {i}" for i in range(4)] + [
+                f"writer {writer} {batch} {i}" for i in range(4)
+            ]
+            vectors = HashingEmbedder(dimension=8).encode(texts)
+            model_cache.store(texts, vectors, [ReadingExtent(1, 1)] * len(texts))
+        assert not cache.warnings, cache.warnings
+
+
+def test_two_processes_writing_at_once_leave_a_consistent_cache(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_write_many, args=(str(tmp_path), n)) for n in range(2)]
+    for process in writers:
+        process.start()
+    for process in writers:
+        process.join(120)
+        assert process.exitcode == 0
+    with sqlite3.connect(tmp_path / CACHE_FILE_NAME) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert connection.execute("SELECT count(*) FROM vectors").fetchone() == (60 * 4 + 2 * 60 * 4,)
+
+
+KILLED_INDEXER = """
+import sys
+from pathlib import Path
+from raglens.corpus import CorpusOptions, load_corpus
+from raglens.fingerprint import ModelFingerprint
+from raglens.pipeline import build_index
+from raglens.vector_cache import ModelCache, VectorCache
+from raglens.windows import WindowParams
+from tests.fakes import SlowHashingEmbedder
+
+fingerprint = ModelFingerprint("a" * 64, "fake-hashing", Path("/nowhere"), 128, "fp32")
+with VectorCache.open(Path(sys.argv[1])) as cache:
+    corpus = load_corpus(sys.argv[2], CorpusOptions())
+    model_cache = ModelCache(cache, fingerprint, 64)
+    build_index(corpus, WindowParams(), SlowHashingEmbedder(), cache=model_cache, batch_size=2)
+"""
+
+
+def test_kill_9_mid_index_keeps_every_committed_batch(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    indexer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_INDEXER, str(cache_dir), str(REPO / "sample_corpus")],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        stored = 0
+        while stored < 10:
+            assert time.monotonic() < deadline, "the indexer stored nothing within 60 s"
+            assert indexer.poll() is None, "the indexer finished before it could be killed"
+            time.sleep(0.05)
+            if (cache_dir / CACHE_FILE_NAME).exists():
+                with VectorCache.open(cache_dir) as peek:
+                    stored = peek.info().entries
+        indexer.send_signal(signal.SIGKILL)
+        indexer.wait(10)
+    finally:
+        indexer.kill()
+    with sqlite3.connect(cache_dir / CACHE_FILE_NAME) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    corpus = load_corpus(REPO / "sample_corpus", CorpusOptions())
+    with VectorCache.open(cache_dir) as cache:
+        kept = cache.info().entries
+        assert 10 <= kept < 66, "killed part-way"
+        resumed = CountingEmbedder()
+        index = build_index(corpus, WindowParams(), resumed, cache=ModelCache(cache, fake_fingerprint(), 64))
+        assert resumed.texts_embedded == index.window_count - kept
+    fresh = build_index(corpus, WindowParams(), HashingEmbedder())
+    np.testing.assert_array_equal(index.vectors, fresh.vectors)
+
+
+@pytest.mark.parametrize("texts", [["é", "e\u0301"], ["a", "a "], ["\udcff"]])
+def test_keys_tell_apart_texts_that_differ_at_all(texts: list[str]) -> None:
+    keys = keys_of(texts)
+    assert len(set(keys)) == len(texts)
+    assert all(len(key) == 16 for key in keys)

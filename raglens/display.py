@@ -23,3 +23,14 @@ def excerpt(text: str, max_lines: int) -> tuple[list[str], int]:
     while lines and not lines[-1].strip():
         lines.pop()
     return lines[:max_lines], max(len(lines) - max_lines, 0)
+
+
+def describe_age(seconds: float) -> str:
+    """A duration as people say it: ``40 s``, ``12 min``, ``3 h``, ``5 days``."""
+    if seconds < 90:
+        return f"{max(seconds, 0):.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 36 * 3600:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"

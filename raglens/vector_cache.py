@@ -24,7 +24,6 @@ from raglens.fingerprint import ModelFingerprint, file_identity, sha256_of_file
 
 CACHE_FILE_NAME = "vectors.sqlite3"
 SCHEMA_VERSION = 1
-CACHE_DIR_ENV = "RAGLENS_CACHE_DIR"
 _LOOKUP_CHUNK = 500
 """Keys per SELECT: well under SQLite's limit on bound parameters."""
 
@@ -56,16 +55,6 @@ CREATE TABLE IF NOT EXISTS file_hashes (
     sha256 TEXT NOT NULL
 );
 """
-
-
-def default_cache_dir() -> Path:
-    """``$RAGLENS_CACHE_DIR``, else the user cache directory (``~/.cache/raglens`` on Linux)."""
-    configured = os.environ.get(CACHE_DIR_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("raglens"))
 
 
 def text_key(text: str) -> bytes:

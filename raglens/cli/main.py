@@ -6,10 +6,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
+from pathlib import Path
 
 from rich.console import Console
 
 from raglens import __version__
+from raglens.cache_location import CACHE_DIR_ENV, default_cache_dir
 from raglens.corpus import DEFAULT_MAX_FILE_BYTES, Corpus, CorpusOptions, require_indexable, scan_corpus
 from raglens.errors import BadInputError, RaglensError
 from raglens.windows import Unit, WindowParams
@@ -24,7 +26,7 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-SUBCOMMANDS = ("search", "files")
+SUBCOMMANDS = ("search", "files", "cache")
 
 _DESCRIPTION = """\
 See how rung-1 naive RAG behaves on your own files: fixed windows, one embedding model,
@@ -34,6 +36,7 @@ commands:
   raglens PATH [QUERY]            open the explorer on PATH (a terminal app), QUERY typed in
   raglens search PATH QUERY       print the top-k windows for QUERY (--json for scripts)
   raglens files PATH              list what would be indexed and what is skipped, and why
+  raglens cache info|clear        where the vector cache is, what it holds; empty it
 
 exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 130 interrupted
 """
@@ -98,6 +101,18 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="lines of each hit's text to print (default: 6)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no narration on stderr")
+    _add_cache_arguments(parser)
+    parser.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the vector cache this time"
+    )
+
+
+def _add_cache_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        help=f"the vector cache's folder (default: ${CACHE_DIR_ENV}, else the user cache folder)",
+    )
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -111,6 +126,15 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         _add_model_arguments(parser)
         return parser
     parser = argparse.ArgumentParser(prog=f"raglens {command}", formatter_class=formatter)
+    if command == "cache":
+        parser.description = "Show where the vector cache is and what it holds, or empty it."
+        parser.add_argument("action", choices=["info", "clear"], help="info: what is cached; clear: delete")
+        parser.add_argument(
+            "--model", default=None, help="with clear: only this model's vectors (name or fingerprint)"
+        )
+        _add_cache_arguments(parser)
+        parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        return parser
     _add_corpus_arguments(parser)
     if command == "search":
         parser.description = "Print the top-k windows of PATH for QUERY, ranked by cosine similarity."
@@ -123,6 +147,11 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser.add_argument("-q", "--quiet", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     return parser
+
+
+def cache_dir(args: argparse.Namespace) -> Path:
+    """The cache folder ``--cache-dir`` names, else the default one."""
+    return Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
 
 
 def _window_params(args: argparse.Namespace) -> WindowParams:
@@ -143,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if command == "files":
             return _run_files(args)
+        if command == "cache":
+            from raglens.cli.caching import run_cache
+
+            return run_cache(args, cache_dir(args))
         if command == "search":
             from raglens.cli.searching import run_search
 
@@ -182,6 +215,7 @@ def _run_app(args: argparse.Namespace) -> int:
         offline=not args.allow_download,
         max_file_bytes=args.max_file_bytes,
         log_path=str(log_path),
+        cache_dir=None if args.no_cache else str(cache_dir(args)),
     )
     RaglensApp(config).run()
     return ExitCode.OK

@@ -6,17 +6,22 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 
 from raglens.cli.documents import dump, search_document
+from raglens.cli.main import cache_dir
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
 from raglens.corpus import Corpus, CorpusOptions
 from raglens.embedding import SentenceTransformerEmbedder
 from raglens.errors import BadInputError
+from raglens.fingerprint import fingerprint_model
 from raglens.index import VectorIndex
-from raglens.pipeline import build_index, read_corpus, search_index
+from raglens.pipeline import PipelineStep, WindowsEmbedded, build_index, read_corpus, search_index
+from raglens.vector_cache import ModelCache, VectorCache
 from raglens.windows import WindowParams
 
 
@@ -30,28 +35,67 @@ def _stdout_kept_for_data(json_mode: bool) -> Iterator[None]:
         yield
 
 
+@dataclass(frozen=True)
+class CacheUse:
+    """What the vector cache did for one search."""
+
+    folder: Path | None
+    """None when the cache was off (``--no-cache``) or the model's files could not be identified."""
+    from_cache: int
+    embedded: int
+
+
 def _prepare(
-    args: argparse.Namespace, params: WindowParams, narrator: Narrator
-) -> tuple[Corpus, SentenceTransformerEmbedder, VectorIndex]:
+    args: argparse.Namespace, params: WindowParams, narrator: Narrator, stderr: Console
+) -> tuple[Corpus, SentenceTransformerEmbedder, VectorIndex, CacheUse]:
     if args.k <= 0:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
     corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
-    label = args.model or "the bundled all-MiniLM-L6-v2"
-    narrator.say(f"loading {label} (importing sentence-transformers takes a few seconds)")
-    embedder = SentenceTransformerEmbedder(args.model, args.device, offline=not args.allow_download)
-    narrator.say(
-        f"model {embedder.name} on {embedder.device}: {embedder.dimension} dimensions, "
-        f"reads at most {embedder.max_seq_length or 'all'} tokens"
-    )
-    index = build_index(corpus, params, embedder, on_step=narrator)
-    return corpus, embedder, index
+    with contextlib.ExitStack() as stack:
+        cache = None if args.no_cache else stack.enter_context(VectorCache.open(cache_dir(args)))
+        fingerprint = None
+        if cache is not None:
+            fingerprint = fingerprint_model(args.model, hash_large_file=cache.file_sha256)
+            if fingerprint is None:
+                narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
+        label = args.model or "the bundled all-MiniLM-L6-v2"
+        narrator.say(f"loading {label} (importing sentence-transformers takes a few seconds)")
+        embedder = SentenceTransformerEmbedder(args.model, args.device, offline=not args.allow_download)
+        narrator.say(
+            f"model {embedder.name} on {embedder.device}: {embedder.dimension} dimensions, "
+            f"reads at most {embedder.max_seq_length or 'all'} tokens"
+        )
+        model_cache = None
+        if cache is not None and fingerprint is not None:
+            model_cache = ModelCache(cache, fingerprint, embedder.dimension)
+        counted = _CountingNarrator(narrator)
+        index = build_index(corpus, params, embedder, cache=model_cache, on_step=counted)
+        if cache is not None:
+            for warning in cache.warnings:
+                stderr.print(f"raglens: warning: {warning}", markup=False)
+        folder = cache.path.parent if model_cache is not None and cache is not None else None
+        use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
+    return corpus, embedder, index, use
+
+
+class _CountingNarrator:
+    """Passes every step on and remembers how many windows were embedded rather than cached."""
+
+    def __init__(self, narrator: Narrator) -> None:
+        self._narrator = narrator
+        self.embedded = 0
+
+    def __call__(self, step: PipelineStep) -> None:
+        if isinstance(step, WindowsEmbedded):
+            self.embedded = step.done
+        self._narrator(step)
 
 
 def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
     """Index ``args.path``, rank it against ``args.query`` and print the hits (or one JSON document)."""
     json_mode = bool(getattr(args, "json", False))
     with Narrator(stderr, quiet=args.quiet) as narrator, _stdout_kept_for_data(json_mode):
-        corpus, embedder, index = _prepare(args, params, narrator)
+        corpus, embedder, index, cache_use = _prepare(args, params, narrator, stderr)
         result = search_index(index, embedder, args.query, args.k)
     if json_mode:
         document = search_document(
@@ -63,6 +107,11 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             embedder=embedder,
             result=result,
         )
+        document["cache"] = {
+            "folder": str(cache_use.folder) if cache_use.folder is not None else None,
+            "from_cache": cache_use.from_cache,
+            "embedded": cache_use.embedded,
+        }
         print(dump(document))
     else:
         print_search(

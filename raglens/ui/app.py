@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input, ProgressBar, RichLog, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
+from raglens.display import describe_age
 from raglens.embedding_events import (
     CacheTrouble,
     ModelFailed,
@@ -41,7 +42,7 @@ from raglens.ui.messages import (
 )
 from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
-from raglens.ui.status import describe_age, ranked_summary, status_text
+from raglens.ui.status import ranked_summary, status_text
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList, hit_excerpt
 from raglens.ui.widgets.window_view import WindowView

@@ -41,17 +41,6 @@ def status_text(
     return text
 
 
-def describe_age(seconds: float) -> str:
-    """A duration as people say it: ``40 s``, ``12 min``, ``3 h``, ``5 days``."""
-    if seconds < 90:
-        return f"{max(seconds, 0):.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 36 * 3600:
-        return f"{seconds / 3600:.0f} h"
-    return f"{seconds / 86400:.0f} days"
-
-
 def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int) -> Text:
     """Above the hits: how many windows the ranking covered."""
     text = Text()

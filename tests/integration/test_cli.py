@@ -215,3 +215,53 @@ def test_the_explorer_without_a_terminal_points_to_search(capsys: pytest.Capture
     code, out, err = run_main(capsys, "sample_corpus")
     assert (code, out) == (2, "")
     assert "needs a terminal" in err and "raglens search PATH QUERY" in err
+
+
+@pytest.mark.model
+def test_a_second_search_embeds_nothing_and_ranks_the_same(
+    capsys: pytest.CaptureFixture[str], real_model_in_cli: None, tmp_path: Path
+) -> None:
+    query = "what happens after a job is acknowledged?"
+    argv = ["search", str(SAMPLE_CORPUS), query, "--json", "--cache-dir", str(tmp_path)]
+    code, first_out, _ = run_main(capsys, *argv)
+    assert code == 0
+    code, second_out, _ = run_main(capsys, *argv)
+    assert code == 0
+    first, second = json.loads(first_out), json.loads(second_out)
+    assert first["cache"] == {"folder": str(tmp_path), "from_cache": 0, "embedded": 66}
+    assert second["cache"] == {"folder": str(tmp_path), "from_cache": 66, "embedded": 0}
+    assert [(h["citation"], h["score"]) for h in second["hits"]] == [
+        (h["citation"], h["score"]) for h in first["hits"]
+    ], "cached vectors are the embedded ones, bit for bit"
+    code, out, _ = run_main(capsys, "search", str(SAMPLE_CORPUS), query, "--json", "--no-cache")
+    assert json.loads(out)["cache"] == {"folder": None, "from_cache": 0, "embedded": 66}
+    code, out, _ = run_main(capsys, "cache", "info", "--json", "--cache-dir", str(tmp_path))
+    info = json.loads(out)
+    assert info["entries"] == 66
+    assert [(m["name"], m["precision"], m["dimension"]) for m in info["models"]] == [
+        ("all-MiniLM-L6-v2", "fp32", 384)
+    ]
+
+
+def test_cache_info_and_clear_without_the_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from raglens.embedding_events import ReadingExtent
+    from raglens.fingerprint import ModelFingerprint
+    from raglens.vector_cache import ModelCache, VectorCache
+
+    code, out, _ = run_main(capsys, "cache", "info", "--json", "--cache-dir", str(tmp_path / "none"))
+    assert code == 0 and json.loads(out)["entries"] == 0
+    assert not (tmp_path / "none").exists(), "looking does not create a cache"
+    with VectorCache.open(tmp_path) as cache:
+        for name in ("model-a", "model-b"):
+            fingerprint = ModelFingerprint(name[-1] * 64, name, tmp_path, 128, "fp32")
+            vectors = np.eye(3, 4, dtype=np.float32)
+            ModelCache(cache, fingerprint, 4).store(["x", "y", "z"], vectors, [ReadingExtent(1, 1)] * 3)
+    code, out, _ = run_main(capsys, "cache", "info", "--cache-dir", str(tmp_path))
+    assert "model-a fp32" in out and "3 vector(s)" in out
+    code, out, _ = run_main(
+        capsys, "cache", "clear", "--model", "model-a", "--json", "--cache-dir", str(tmp_path)
+    )
+    assert json.loads(out)["removed"] == 3
+    code, out, _ = run_main(capsys, "cache", "info", "--json", "--cache-dir", str(tmp_path))
+    assert [m["name"] for m in json.loads(out)["models"]] == ["model-b"]
+    assert main(["cache", "info", "--model", "x", "--cache-dir", str(tmp_path)]) == 2

@@ -194,3 +194,17 @@ async def test_file_content_is_shown_as_inert_text(tmp_path: Path, hostile: str)
         shown = "\n".join(file_lines.shown_text(n) for n in range(1, file_lines.layout_shown.line_count + 1))
         assert "␛[2J␛]0;owned␇ [bold]not markup[/bold]" in shown
         assert "\x1b" not in shown
+
+
+async def test_a_relaunch_takes_every_vector_from_the_cache(tmp_path: Path) -> None:
+    first = make_app(cache_dir=str(tmp_path), query="how are windows cut")
+    async with first.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(first, 5), "the first launch's hits")
+        expected = shown_citations(first)
+        assert first._from_cache == 0
+    second = make_app(cache_dir=str(tmp_path), query="how are windows cut")
+    async with second.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(second, 5), "the relaunch's hits")
+        assert second._from_cache == 66, "nothing is embedded again"
+        assert shown_citations(second) == expected
+        assert "66 from the cache" in text_of(second, "#status")

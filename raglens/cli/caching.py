@@ -1,0 +1,97 @@
+"""``raglens cache info|clear``: where the vector cache is, what it holds, and emptying it."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from raglens.cli.documents import SCHEMA_VERSION, dump
+from raglens.display import describe_age
+from raglens.errors import BadInputError
+from raglens.printable import printable
+from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
+
+
+def info_document(info: CacheInfo) -> dict[str, Any]:
+    """``raglens cache info --json``."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "path": str(info.path),
+        "size_bytes": info.size_bytes,
+        "entries": info.entries,
+        "models": [
+            {
+                "name": model.name,
+                "precision": model.precision,
+                "fingerprint": model.fingerprint,
+                "dimension": model.dimension,
+                "max_seq_length": model.max_seq_length,
+                "folder": model.folder,
+                "entries": model.entries,
+                "first_used": model.first_used,
+                "last_used": model.last_used,
+            }
+            for model in info.models
+        ],
+    }
+
+
+def _ago(timestamp: float) -> str:
+    return describe_age(time.time() - timestamp) + " ago"
+
+
+def print_info(console: Console, info: CacheInfo) -> None:
+    console.print(Text(f"cache: {printable(str(info.path))} ({info.size_bytes / 1e6:.1f} MB)", style="bold"))
+    if not info.models:
+        console.print(Text("  empty", style="dim"))
+    for model in info.models:
+        line = Text("  ")
+        line.append(f"{printable(model.name)} {model.precision}", style="bold")
+        line.append(f"  {model.dimension} d  {model.entries:,} vector(s)  last used {_ago(model.last_used)}")
+        line.append(f"  fingerprint {model.fingerprint[:12]}", style="dim")
+        console.print(line)
+
+
+def run_cache(args: argparse.Namespace, directory: Path) -> int:
+    """Report on or clear the cache in ``directory``; exit code 0."""
+    stdout = Console(highlight=False)
+    if args.action == "clear":
+        if not (directory / CACHE_FILE_NAME).exists():
+            removed = 0
+        else:
+            with VectorCache.open(directory) as cache:
+                removed = cache.clear(args.model)
+                _report_warnings(cache)
+        if args.json:
+            print(
+                dump({"schema": SCHEMA_VERSION, "path": str(directory / CACHE_FILE_NAME), "removed": removed})
+            )
+        else:
+            target = f" of {printable(args.model)}" if args.model else ""
+            stdout.print(Text(f"removed {removed:,} vector(s){target} from {printable(str(directory))}"))
+        return 0
+    if args.model:
+        raise BadInputError("--model only goes with: raglens cache clear")
+    if (directory / CACHE_FILE_NAME).exists():
+        with VectorCache.open(directory) as cache:
+            info = cache.info()
+            _report_warnings(cache)
+    else:
+        info = CacheInfo(directory / CACHE_FILE_NAME, 0, ())
+    if args.json:
+        print(dump(info_document(info)))
+    else:
+        print_info(stdout, info)
+    return 0
+
+
+def _report_warnings(cache: VectorCache) -> None:
+    """Report what went wrong with the cache on stderr; the command itself still succeeds."""
+    stderr = Console(stderr=True, highlight=False)
+    for warning in cache.warnings:
+        stderr.print(f"raglens: warning: {warning}", markup=False)

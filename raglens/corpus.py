@@ -88,6 +88,8 @@ class SourceFile:
     size_bytes: int
     decoding_note: str = ""
     """Empty when the bytes decoded cleanly; otherwise what was replaced or guessed."""
+    modified_ns: int = 0
+    """The file's modification time when it was read, to tell later whether it changed."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,15 @@ class Corpus:
     def file(self, path: str) -> SourceFile:
         """The indexed file at ``path``."""
         return self._by_path[path]
+
+    def changed_on_disk(self, path: str) -> bool:
+        """Whether the indexed file at ``path`` was modified, resized or removed since it was read."""
+        source = self.file(path)
+        try:
+            stat = (self.root / path).stat()
+        except OSError:
+            return True
+        return stat.st_mtime_ns != source.modified_ns or stat.st_size != source.size_bytes
 
 
 def _human_bytes(size: int) -> str:
@@ -191,7 +202,7 @@ def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile
     if not decoded.text.strip():
         detail = "empty" if not decoded.text else "only whitespace"
         return SkippedFile(rel_path, SkipReason.EMPTY, detail)
-    return SourceFile(rel_path, decoded.text, decoded.encoding, len(data), decoded.note)
+    return SourceFile(rel_path, decoded.text, decoded.encoding, len(data), decoded.note, stat.st_mtime_ns)
 
 
 def _too_large(rel_path: str, size: int, options: CorpusOptions) -> SkippedFile:

@@ -96,6 +96,7 @@ class RaglensApp(App[None]):
         Binding("plus,equals_sign", "change_k(1)", "k+1", show=False),
         Binding("minus", "change_k(-1)", "k-1", show=False),
         Binding("w", "settings", "windows"),
+        Binding("r", "rescan", "re-scan"),
         Binding("t", "focus_tree", "tree", show=False),
         Binding("h", "focus_hits", "hits", show=False),
         Binding("l", "toggle_log", "log"),
@@ -240,7 +241,14 @@ class RaglensApp(App[None]):
         from raglens.search import rank  # already imported by the corpus worker; a lookup here
 
         result = rank(index, vector, k)
-        excerpts = [hit_excerpt(hit, corpus.file(hit.window.path).text) for hit in result.hits]
+        excerpts = [
+            hit_excerpt(
+                hit,
+                corpus.file(hit.window.path).text,
+                stale=corpus.changed_on_disk(hit.window.path),
+            )
+            for hit in result.hits
+        ]
         if not get_current_worker().is_cancelled:
             self.post_message(RankingReady(query, result, excerpts))
 
@@ -517,6 +525,10 @@ class RaglensApp(App[None]):
         log = self.query_one("#pipeline-log", RichLog)
         log.display = not log.display
 
+    def action_rescan(self) -> None:
+        """Read the corpus again; with the cache, only windows whose text changed are embedded."""
+        self._rebuild(self.params, f"re-scanning {self.config.path}")
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
@@ -535,15 +547,20 @@ class RaglensApp(App[None]):
         k_changed = settings.k != self.k
         self.k = settings.k
         if settings.params != self.params:
-            self.params = settings.params
-            if self._process is not None and self._windows_request is not None:
-                self._process.cancel(self._windows_request)
-            self._windows_request = None
-            self.index = None
-            self._narrate(f"re-cutting with {settings.params.describe()}")
-            self.read_corpus(settings.params)
+            self._rebuild(settings.params, f"re-cutting with {settings.params.describe()}")
         elif k_changed:
             self._rerank(now=True)
+        self._refresh_status()
+
+    def _rebuild(self, params: WindowParams, narration: str) -> None:
+        """Drop the index and build it again in the background, from a fresh read of the corpus."""
+        self.params = params
+        if self._process is not None and self._windows_request is not None:
+            self._process.cancel(self._windows_request)
+        self._windows_request = None
+        self.index = None
+        self._narrate(narration)
+        self.read_corpus(params)
         self._refresh_status()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -551,6 +568,9 @@ class RaglensApp(App[None]):
         yield SystemCommand("Window settings", "Change unit, size, overlap and k", self.action_settings)
         yield SystemCommand("One more hit", "Increase k by one", lambda: self.action_change_k(1))
         yield SystemCommand("One fewer hit", "Decrease k by one", lambda: self.action_change_k(-1))
+        yield SystemCommand(
+            "Re-scan the corpus", "Read the files again; embed only what changed", self.action_rescan
+        )
         yield SystemCommand("Help", "Keys and what the colours mean", self.action_help)
         if self.corpus is not None:
             for source in self.corpus.files:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from raglens.ui.widgets.file_lines import FileLines
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Unit, WindowParams
-from tests.conftest import SAMPLE_CORPUS
+from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
 from tests.fakes import HashingEmbedder
 from tests.ui.conftest import fully_ranked, index_complete, make_app, wait_until
 
@@ -208,3 +209,29 @@ async def test_a_relaunch_takes_every_vector_from_the_cache(tmp_path: Path) -> N
         assert second._from_cache == 66, "nothing is embedded again"
         assert shown_citations(second) == expected
         assert "66 from the cache" in text_of(second, "#status")
+
+
+async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_change(
+    tmp_path: Path,
+) -> None:
+    corpus_dir = tmp_path / "corpus"
+    shutil.copytree(REPO_ROOT / "sample_corpus", corpus_dir)
+    query = "what happens after a job is acknowledged"
+    app = make_app(path=str(corpus_dir), cache_dir=str(tmp_path / "cache"), query=query)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        assert "changed on disk" not in text_of_hits(app)
+        queues = corpus_dir / "docs" / "queues.md"
+        queues.write_text(queues.read_text() + "\nOne more closing line.\n")
+        await app.query_one("#query", Input).action_submit()
+        await wait_until(pilot, lambda: "changed on disk" in text_of_hits(app), "the stale mark")
+        await pilot.press("escape", "r")
+        await wait_until(pilot, lambda: index_complete(app) and app._from_cache == 65, "the re-scan")
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits again")
+        await wait_until(pilot, lambda: "changed on disk" not in text_of_hits(app), "fresh hits")
+
+
+def text_of_hits(app) -> str:  # type: ignore[no-untyped-def]
+    from raglens.ui.widgets.hit_list import HitItem
+
+    return "\n".join(str(item.query_one(Static).render()) for item in app.query(HitItem))

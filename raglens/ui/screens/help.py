@@ -19,6 +19,7 @@ Keys
   n  p     next / previous window (crosses into the next / previous file)
   +  -     one more / one fewer hit (k)
   w        window settings: unit, size, overlap, k (the index is rebuilt in the background)
+  r        re-scan the corpus: vectors of unchanged windows come from the cache
   t        focus the corpus tree      h   focus the hits
   l        show or hide the pipeline log
   ctrl+p   command palette            ?  f1   this help        q   quit
@@ -28,6 +29,8 @@ Window view
   amber               an overlap: text that two windows share
   blue                the selected window
   red, struck out     past the model's token limit: embedded as if it were not there
+
+A hit marked "changed on disk" comes from a file edited after it was indexed; r re-scans.
 
 Scores are cosines on an absolute 0-1 scale, never rescaled per query:
 when nothing in the corpus is near, every bar is short.

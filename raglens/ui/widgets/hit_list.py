@@ -30,9 +30,11 @@ class HitExcerpt:
 
     lines: tuple[Text, ...]
     hidden: int
+    stale: bool = False
+    """The file changed on disk after it was indexed: the text shown may no longer be there."""
 
 
-def hit_excerpt(hit: Hit, file_text: str) -> HitExcerpt:
+def hit_excerpt(hit: Hit, file_text: str, *, stale: bool = False) -> HitExcerpt:
     """The window's first lines, made printable and syntax-coloured by its file's kind.
 
     Colouring imports Pygments on first use: call this from a worker, not the UI thread.
@@ -40,7 +42,7 @@ def hit_excerpt(hit: Hit, file_text: str) -> HitExcerpt:
     shown, hidden = excerpt(hit.window.text_in(file_text), EXCERPT_LINES)
     coloured = highlighted(hit.window.path, "\n".join(shown))
     lines = tuple(coloured.split("\n", allow_blank=True))[: len(shown)]
-    return HitExcerpt(lines, hidden)
+    return HitExcerpt(lines, hidden, stale)
 
 
 def hit_text(hit: Hit, lines: HitExcerpt) -> Text:
@@ -51,6 +53,8 @@ def hit_text(hit: Hit, lines: HitExcerpt) -> Text:
     text.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
     text.append("  ")
     text.append(printable(hit.window.citation), style="green")
+    if lines.stale:
+        text.append("  changed on disk since indexed (r re-scans)", style="bold yellow")
     for line in lines.lines:
         text.append("\n   │ ", style="dim")
         text.append_text(line)
@@ -65,10 +69,12 @@ class HitItem(ListItem):
     def __init__(self, hit: Hit, lines: HitExcerpt) -> None:
         super().__init__(Static(hit_text(hit, lines)))
         self.hit = hit
+        self.stale = lines.stale
 
     def show(self, hit: Hit, lines: HitExcerpt) -> None:
         """Show another hit in this item: cheaper than mounting a new one."""
         self.hit = hit
+        self.stale = lines.stale
         self.query_one(Static).update(hit_text(hit, lines))
 
 
@@ -105,7 +111,8 @@ class HitList(Widget):
     async def show_result(self, result: SearchResult, excerpts: Sequence[HitExcerpt], summary: Text) -> None:
         """Replace the hits with ``result``'s; the same hits again keep the list and its cursor."""
         self.show_summary(summary)
-        if [(h.row, h.score) for h in self.hits] == [(h.row, h.score) for h in result.hits]:
+        shown_now = [(item.hit.row, item.hit.score, item.stale) for item in self.query(HitItem)]
+        if shown_now == [(h.row, h.score, e.stale) for h, e in zip(result.hits, excerpts, strict=True)]:
             return
         items = self.query_one("#hit-items", ListView)
         # Reuse the items on screen; mounting five new ones stalled the event loop for 60-75 ms.

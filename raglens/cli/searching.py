@@ -16,10 +16,11 @@ from raglens.cli.main import cache_dir
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
 from raglens.corpus import Corpus, CorpusOptions
-from raglens.embedding import SentenceTransformerEmbedder
+from raglens.embedding import Embedder, SentenceTransformerEmbedder
 from raglens.errors import BadInputError
 from raglens.fingerprint import fingerprint_model
 from raglens.index import VectorIndex
+from raglens.onnx_model import export_model, export_path, load_exported, onnx_suits
 from raglens.pipeline import PipelineStep, WindowsEmbedded, build_index, read_corpus, search_index
 from raglens.vector_cache import ModelCache, VectorCache
 from raglens.windows import WindowParams
@@ -47,7 +48,7 @@ class CacheUse:
 
 def _prepare(
     args: argparse.Namespace, params: WindowParams, narrator: Narrator, stderr: Console
-) -> tuple[Corpus, SentenceTransformerEmbedder, VectorIndex, CacheUse]:
+) -> tuple[Corpus, Embedder, VectorIndex, CacheUse]:
     if args.k <= 0:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
     corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
@@ -58,11 +59,16 @@ def _prepare(
             fingerprint = fingerprint_model(args.model, hash_large_file=cache.file_sha256)
             if fingerprint is None:
                 narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
-        label = args.model or "the bundled all-MiniLM-L6-v2"
-        narrator.say(f"loading {label} (importing sentence-transformers takes a few seconds)")
-        embedder = SentenceTransformerEmbedder(args.model, args.device, offline=not args.allow_download)
+        embedder: Embedder | None = None
+        if cache is not None and fingerprint is not None and onnx_suits(args.device):
+            embedder = load_exported(cache.path.parent, fingerprint)
+        if embedder is None:
+            label = args.model or "the bundled all-MiniLM-L6-v2"
+            narrator.say(f"loading {label} (importing sentence-transformers takes a few seconds)")
+            embedder = SentenceTransformerEmbedder(args.model, args.device, offline=not args.allow_download)
+        device = getattr(embedder, "device", "cpu")
         narrator.say(
-            f"model {embedder.name} on {embedder.device}: {embedder.dimension} dimensions, "
+            f"model {embedder.name} on {device}: {embedder.dimension} dimensions, "
             f"reads at most {embedder.max_seq_length or 'all'} tokens"
         )
         model_cache = None
@@ -76,6 +82,29 @@ def _prepare(
         folder = cache.path.parent if model_cache is not None and cache is not None else None
         use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
     return corpus, embedder, index, use
+
+
+def _export_for_next_time(
+    args: argparse.Namespace, embedder: Embedder, narrator: Narrator, stderr: Console
+) -> None:
+    """Export the model to ONNX into the cache once, so later searches need no torch at all."""
+    if args.no_cache or not isinstance(embedder, SentenceTransformerEmbedder) or embedder.device != "cpu":
+        return
+    with VectorCache.open(cache_dir(args)) as cache:
+        fingerprint = fingerprint_model(args.model, hash_large_file=cache.file_sha256)
+        if fingerprint is None or fingerprint.max_seq_length != embedder.max_seq_length:
+            return
+        target = export_path(cache.path.parent, fingerprint)
+    if target.exists():
+        return
+    narrator.say("exporting the model to ONNX once, so that later searches need not import torch")
+    try:
+        export_model(fingerprint, target)
+    except Exception as error:  # any failure only costs the fast path; the search itself succeeded
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        stderr.print(f"raglens: note: no ONNX export of {fingerprint.name}: {reason}", markup=False)
+        return
+    narrator.say(f"exported to {target}")
 
 
 class _CountingNarrator:
@@ -97,6 +126,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
     with Narrator(stderr, quiet=args.quiet) as narrator, _stdout_kept_for_data(json_mode):
         corpus, embedder, index, cache_use = _prepare(args, params, narrator, stderr)
         result = search_index(index, embedder, args.query, args.k)
+        _export_for_next_time(args, embedder, narrator, stderr)
     if json_mode:
         document = search_document(
             query=args.query,

@@ -221,3 +221,14 @@ def test_empty_folder_and_nothing_indexable_exit_3(make_tree: MakeTree, tmp_path
 def test_max_file_bytes_must_be_positive() -> None:
     with pytest.raises(BadInputError, match="must be positive"):
         CorpusOptions(max_file_bytes=0)
+
+
+def test_a_file_edited_resized_or_removed_after_reading_counts_as_changed(make_tree: MakeTree) -> None:
+    root = make_tree({"a.md": "alpha\n", "b.md": "beta\n", "c.md": "gamma\n"})
+    corpus = load_corpus(root)
+    assert not any(corpus.changed_on_disk(source.path) for source in corpus.files)
+    stat = (root / "a.md").stat()
+    os.utime(root / "a.md", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    (root / "b.md").write_text("beta, longer\n")
+    (root / "c.md").unlink()
+    assert [corpus.changed_on_disk(p) for p in ("a.md", "b.md", "c.md")] == [True, True, True]

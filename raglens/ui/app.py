@@ -27,6 +27,7 @@ from raglens.embedding_events import (
     ModelReady,
     ProcessEnded,
     QueryEmbedded,
+    RequestCancelled,
     VectorsEmbedded,
     WindowsDone,
 )
@@ -133,8 +134,12 @@ class RaglensApp(App[None]):
         self._file_rows: dict[str, range] = {}
         """The rows of each file's windows: contiguous, since windows are cut file by file."""
         self._process: EmbeddingProcess | None = None
-        self._request_rows: list[int] = []
-        """The index row of each text of the window request under way, by position."""
+        self._requests: dict[int, list[int]] = {}
+        """The index rows of each window request not yet done or cancelled, by position in it."""
+        self._texts: list[str] = []
+        """The text of every row of the current index, to ask for any of them again."""
+        self._prioritized: str | None = None
+        """The file whose windows were last moved to the front of the embedding queue."""
         self._from_cache = 0
         """How many rows of the current index came from the vector cache."""
 
@@ -300,13 +305,15 @@ class RaglensApp(App[None]):
         from raglens.index import VectorIndex  # loaded by the workers by now; a lookup here
 
         self._pending_windows = None
-        if self._windows_request is not None:
-            self._process.cancel(self._windows_request)
         index = self.index = VectorIndex(pending.windows, self.model.dimension)
-        self._request_rows = self._fill_from_cache(index, pending)
+        self._texts = pending.texts
+        self._requests = {}  # vectors still arriving for an older index are not for this one
+        self._prioritized = None
+        missing = self._fill_from_cache(index, pending)
         self._embed_started = time.monotonic()
-        texts = [pending.texts[row] for row in self._request_rows]
-        self._windows_request = self._process.embed_windows(texts) if texts else None
+        if self._shown is not None and self._shown[0] in self._file_rows:
+            missing = self._shown_file_first(self._shown[0], missing)
+        self._request_windows(missing)
         progress = self.query_one("#progress", ProgressBar)
         progress.update(total=max(len(pending.windows), 1), progress=index.embedded_count)
         if index.is_complete:
@@ -314,6 +321,32 @@ class RaglensApp(App[None]):
         self._refresh_status()
         if self._query_text.strip():
             self._submit_query()
+
+    def _request_windows(self, rows: list[int]) -> None:
+        """Ask the process for the vectors of ``rows``, in that order, instead of what it was doing."""
+        assert self._process is not None
+        if self._windows_request is not None:
+            self._process.cancel(self._windows_request)
+        self._windows_request = None
+        if rows:
+            self._windows_request = self._process.embed_windows([self._texts[row] for row in rows])
+            self._requests[self._windows_request] = rows
+
+    def _shown_file_first(self, path: str, rows: list[int]) -> list[int]:
+        """``rows`` with those of ``path`` moved to the front: the user is looking at that file."""
+        self._prioritized = path
+        mine = self._file_rows[path]
+        return [row for row in rows if row in mine] + [row for row in rows if row not in mine]
+
+    def _embed_next(self, path: str) -> None:
+        """While indexing, move the windows of ``path`` to the front of the embedding queue."""
+        index = self.index
+        current = self._windows_request
+        if index is None or index.is_complete or current is None or path == self._prioritized:
+            return
+        remaining = [row for row in self._requests.get(current, []) if not index.has_vector(row)]
+        if any(row in self._file_rows.get(path, range(0)) for row in remaining):
+            self._request_windows(self._shown_file_first(path, remaining))
 
     def _fill_from_cache(self, index: VectorIndex, pending: CorpusLoaded) -> list[int]:
         """Give the index every vector the cache had; the rows the model must still embed."""
@@ -357,10 +390,8 @@ class RaglensApp(App[None]):
             self._refresh_status()
         elif isinstance(event, VectorsEmbedded):
             self._on_vectors(event)
-        elif isinstance(event, WindowsDone) and event.request_id == self._windows_request:
-            self._narrate(f"index ready: {self.index.window_count if self.index else 0} vector(s)")
-            self._refresh_status()
-            self._rerank(now=True)
+        elif isinstance(event, (WindowsDone, RequestCancelled)):
+            self._requests.pop(event.request_id, None)
         elif isinstance(event, QueryEmbedded) and event.request_id == self._query_request:
             self._query_vector = event.vector
             self._rerank(now=True)
@@ -378,10 +409,13 @@ class RaglensApp(App[None]):
 
     def _on_vectors(self, event: VectorsEmbedded) -> None:
         index = self.index
-        if index is None or event.request_id != self._windows_request:
-            return  # vectors of a cancelled build
-        rows = self._request_rows[event.start : event.start + len(event.vectors)]
+        requested = self._requests.get(event.request_id)
+        if index is None or requested is None or index.is_complete:
+            return  # vectors of an older index
+        rows = requested[event.start : event.start + len(event.vectors)]
         index.fill(rows, event.vectors, event.extents)
+        if index.is_complete:
+            self._narrate(f"index ready: {index.window_count} vector(s)")
         self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
         self._refresh_status()
         path, current = self._shown or ("", None)
@@ -389,7 +423,7 @@ class RaglensApp(App[None]):
             shown_row = self._file_rows[path].start + current
             if shown_row in rows:
                 self.show_file(path, current, scroll=False)  # its token count and read limit just arrived
-        self._rerank(now=False)
+        self._rerank(now=index.is_complete)
 
     def _rerank(self, now: bool) -> None:
         """Rank the standing query again: at once, or at most every RERANK_INTERVAL_S while embedding."""
@@ -476,6 +510,7 @@ class RaglensApp(App[None]):
 
     def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
         self.show_file(message.path, 0)
+        self._embed_next(message.path)
 
     def on_corpus_tree_skipped_file_selected(self, message: CorpusTree.SkippedFileSelected) -> None:
         self._shown = None  # so arriving vectors do not redraw the previous file over the message
@@ -483,6 +518,7 @@ class RaglensApp(App[None]):
 
     def on_hit_list_hit_selected(self, message: HitList.HitSelected) -> None:
         self.show_file(message.hit.window.path, message.hit.window.index)
+        self._embed_next(message.hit.window.path)
 
     def _step_window(self, step: int) -> None:
         if self.corpus is None or self._shown is None:
@@ -500,6 +536,7 @@ class RaglensApp(App[None]):
         if 0 <= position < len(paths):
             next_path = paths[position]
             self.show_file(next_path, 0 if step > 0 else len(self._file_windows(next_path)) - 1)
+            self._embed_next(next_path)
 
     def action_next_window(self) -> None:
         self._step_window(1)

@@ -235,3 +235,20 @@ def text_of_hits(app) -> str:  # type: ignore[no-untyped-def]
     from raglens.ui.widgets.hit_list import HitItem
 
     return "\n".join(str(item.query_one(Static).render()) for item in app.query(HitItem))
+
+
+async def test_the_file_opened_while_indexing_is_embedded_next() -> None:
+    app = make_app(factory="tests.fakes:PacedHashingEmbedder")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(
+            pilot, lambda: app.index is not None and app.index.embedded_count > 0, "the first batch"
+        )
+        last = app.corpus.files[-1].path  # type: ignore[union-attr]
+        rows = app._file_rows[last]
+        assert not any(app.index.has_vector(row) for row in rows)  # type: ignore[union-attr]
+        tree = app.query_one("#corpus-tree")
+        node = next(n for n in tree._tree_nodes.values() if n.data and n.data.path == last)  # type: ignore[attr-defined]
+        tree.select_node(node)  # type: ignore[attr-defined]
+        await wait_until(pilot, lambda: all(app.index.has_vector(row) for row in rows), "its windows")  # type: ignore[union-attr]
+        assert not app.index.is_complete, "embedded before the rest of the corpus"  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: index_complete(app), "the whole index")

@@ -190,12 +190,17 @@ class SentenceTransformerEmbedder:
         encoded = tokenizer(
             list(texts), add_special_tokens=False, truncation=False, return_offsets_mapping=True
         )
-        extents = []
-        for text, offsets in zip(texts, encoded["offset_mapping"], strict=True):
-            count = len(offsets)
-            read = len(text) if limit is None or count <= limit else int(offsets[limit - 1][1])
-            extents.append(ReadingExtent(count, read))
-        return extents
+        return [
+            extent_from_offsets(text, offsets, limit)
+            for text, offsets in zip(texts, encoded["offset_mapping"], strict=True)
+        ]
+
+
+def extent_from_offsets(text: str, offsets: Sequence[tuple[int, int]], limit: int | None) -> ReadingExtent:
+    """How much of ``text`` a model reads that keeps ``limit`` of its tokens (character ``offsets``)."""
+    count = len(offsets)
+    read = len(text) if limit is None or count <= limit else int(offsets[limit - 1][1])
+    return ReadingExtent(count, read)
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import normalize_rows
+from raglens.embedding import extent_from_offsets, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 from raglens.fingerprint import ModelFingerprint
@@ -223,14 +223,11 @@ class OnnxEmbedder:
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
         limit = None if self._limit is None else self._limit - self._special
-        extents = []
-        for text, encoding in zip(
-            texts, self._counter.encode_batch(list(texts), add_special_tokens=False), strict=True
-        ):
-            count = len(encoding.ids)
-            read = len(text) if limit is None or count <= limit else int(encoding.offsets[limit - 1][1])
-            extents.append(ReadingExtent(count, read))
-        return extents
+        encodings = self._counter.encode_batch(list(texts), add_special_tokens=False)
+        return [
+            extent_from_offsets(text, encoding.offsets, limit)
+            for text, encoding in zip(texts, encodings, strict=True)
+        ]
 
 
 def onnx_suits(device: str | None) -> bool:

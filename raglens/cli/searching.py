@@ -65,7 +65,7 @@ def _prepare(
         if embedder is None:
             label = args.model or "the bundled all-MiniLM-L6-v2"
             narrator.say(f"loading {label} (importing sentence-transformers takes a few seconds)")
-            embedder = SentenceTransformerEmbedder(args.model, args.device, offline=not args.allow_download)
+            embedder = load_model(args)
         device = getattr(embedder, "device", "cpu")
         narrator.say(
             f"model {embedder.name} on {device}: {embedder.dimension} dimensions, "
@@ -82,6 +82,11 @@ def _prepare(
         folder = cache.path.parent if model_cache is not None and cache is not None else None
         use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
     return corpus, embedder, index, use
+
+
+def load_model(args: argparse.Namespace) -> SentenceTransformerEmbedder:
+    """The model through sentence-transformers, as the arguments ask (seconds: it imports torch)."""
+    return SentenceTransformerEmbedder(args.model, args.device, offline=not args.allow_download)
 
 
 def _export_for_next_time(

@@ -56,6 +56,11 @@ class VectorIndex:
         view.flags.writeable = False
         return view
 
+    def dot(self, query: np.ndarray) -> np.ndarray:
+        """Every row's dot product with ``query``; rows without a vector score 0."""
+        product: np.ndarray = self._vectors @ query
+        return product
+
     def extent(self, row: int) -> ReadingExtent | None:
         """How much of window ``row`` the model read, when the embedder reported it."""
         return self._extents[row]

@@ -30,6 +30,7 @@ class ModelReady:
     dimension: int
     max_seq_length: int | None
     device: str
+    precision: str = "fp32"
 
 
 @dataclass(frozen=True)

@@ -63,14 +63,20 @@ def _load_embedder(
     offline: bool,
     cache_dir: str | None,
     fingerprint: ModelFingerprint | None,
+    precision: str,
 ) -> Embedder:
-    """The model's ONNX export when the cache has one (no torch: ready in ~0.5 s), else the model."""
+    """The model's ONNX export when the cache has one (no torch: ready in ~0.5 s), else the model.
+
+    The export is fp32, so it stands in for the model only at fp32.
+    """
     if factory is None:
-        if cache_dir is not None and fingerprint is not None and onnx_suits(device):
+        usable = cache_dir is not None and fingerprint is not None and precision == "fp32"
+        if usable and onnx_suits(device):
+            assert cache_dir is not None and fingerprint is not None
             exported = load_exported(Path(cache_dir), fingerprint)
             if exported is not None:
                 return exported
-        return SentenceTransformerEmbedder(model, device, offline=offline)
+        return SentenceTransformerEmbedder(model, device, offline=offline, precision=precision)
     module_name, _, attribute = factory.partition(":")
     built: Embedder = getattr(importlib.import_module(module_name), attribute)()
     return built
@@ -101,6 +107,7 @@ def serve(
     batch_size: int,
     cache_dir: str | None = None,
     fingerprint: ModelFingerprint | None = None,
+    precision: str = "fp32",
 ) -> None:
     """The process's main loop: load the model, then answer requests until shutdown or a closed pipe.
 
@@ -112,7 +119,7 @@ def serve(
     with contextlib.suppress(OSError, AttributeError):
         os.nice(10)
     try:
-        embedder = _load_embedder(factory, model, device, offline, cache_dir, fingerprint)
+        embedder = _load_embedder(factory, model, device, offline, cache_dir, fingerprint, precision)
     except Exception as error:  # any failure is one message to the parent, not a dead pipe
         _send(connection, {"type": "failed", "message": _failure_message(error)})
         return
@@ -124,6 +131,7 @@ def serve(
             "dimension": embedder.dimension,
             "max_seq_length": embedder.max_seq_length,
             "device": getattr(embedder, "device", "cpu"),
+            "precision": getattr(embedder, "precision", "fp32"),
         },
     )
     cache = _open_cache(connection, cache_dir, fingerprint, embedder.dimension)
@@ -186,6 +194,8 @@ def _export_in_background(
     def export() -> None:
         if cache_dir is None or fingerprint is None or not isinstance(embedder, SentenceTransformerEmbedder):
             return
+        if embedder.precision != "fp32":
+            return  # the export is fp32: it cannot stand in for a bf16 model's vectors
         target = export_path(Path(cache_dir), fingerprint)
         if (
             target.exists()
@@ -245,6 +255,7 @@ class EmbeddingProcess:
         batch_size: int = PROCESS_BATCH_SIZE,
         cache_dir: str | None = None,
         fingerprint: ModelFingerprint | None = None,
+        precision: str = "fp32",
     ) -> None:
         """Start the process; it imports and loads the model in the background.
 
@@ -257,7 +268,18 @@ class EmbeddingProcess:
         self._connection, child_end = context.Pipe(duplex=True)
         self._process = context.Process(
             target=serve,
-            args=(child_end, model, device, offline, factory, log_path, batch_size, cache_dir, fingerprint),
+            args=(
+                child_end,
+                model,
+                device,
+                offline,
+                factory,
+                log_path,
+                batch_size,
+                cache_dir,
+                fingerprint,
+                precision,
+            ),
             name="raglens-embedder",
             daemon=True,
         )
@@ -306,7 +328,13 @@ class EmbeddingProcess:
         kind = header["type"]
         if kind == "ready":
             self._dimension = int(header["dimension"])
-            return ModelReady(header["name"], self._dimension, header["max_seq_length"], header["device"])
+            return ModelReady(
+                header["name"],
+                self._dimension,
+                header["max_seq_length"],
+                header["device"],
+                header["precision"],
+            )
         if kind == "failed":
             return ModelFailed(header["message"])
         if kind == "done":

@@ -152,6 +152,8 @@ class OnnxEmbedder:
     windows/s against 12 on one, and about sentence-transformers fp32's own speed.
     """
 
+    precision = "fp32"
+
     def __init__(self, path: Path, fingerprint: ModelFingerprint, *, bulk_threads: int = 2) -> None:
         from tokenizers import Tokenizer
 

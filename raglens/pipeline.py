@@ -11,7 +11,7 @@ import numpy as np
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder, embed_in_batches
-from raglens.fingerprint import ModelFingerprint, fingerprint_model
+from raglens.fingerprint import DEFAULT_PRECISION, ModelFingerprint, fingerprint_model
 from raglens.index import VectorIndex
 from raglens.search import SearchResult, rank
 from raglens.vector_cache import CachedVector, ModelCache, VectorCache
@@ -122,11 +122,16 @@ class CacheLookup:
 
 
 def look_up_windows(
-    cache_dir: Path, model: str | None, texts: Sequence[str], *, factory: str | None = None
+    cache_dir: Path,
+    model: str | None,
+    texts: Sequence[str],
+    *,
+    precision: str = DEFAULT_PRECISION,
+    factory: str | None = None,
 ) -> CacheLookup:
     """Find the cached vectors of ``texts`` for ``model``, without loading the model."""
     with VectorCache.open(cache_dir) as cache:
-        fingerprint = fingerprint_model(model, factory=factory, hash_large_file=cache.file_sha256)
+        fingerprint = fingerprint_model(model, precision, factory=factory, hash_large_file=cache.file_sha256)
         dimension = cache.dimension_of(fingerprint.digest) if fingerprint is not None else None
         entries: list[CachedVector | None] = [None] * len(texts)
         if fingerprint is not None and dimension is not None:
@@ -134,10 +139,12 @@ def look_up_windows(
         return CacheLookup(entries, fingerprint, list(cache.warnings))
 
 
-def identify_model(cache_dir: Path, model: str | None, factory: str | None = None) -> ModelFingerprint | None:
+def identify_model(
+    cache_dir: Path, model: str | None, precision: str = DEFAULT_PRECISION, factory: str | None = None
+) -> ModelFingerprint | None:
     """The fingerprint of ``model``, with the cache remembering the hashes of its weights."""
     with VectorCache.open(cache_dir) as cache:
-        return fingerprint_model(model, factory=factory, hash_large_file=cache.file_sha256)
+        return fingerprint_model(model, precision, factory=factory, hash_large_file=cache.file_sha256)
 
 
 def fill_from_cache(index: VectorIndex, texts: Sequence[str], cache: ModelCache) -> list[int]:

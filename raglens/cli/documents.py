@@ -34,6 +34,7 @@ def model_document(embedder: Embedder) -> dict[str, Any]:
         "dimension": embedder.dimension,
         "max_seq_length": embedder.max_seq_length,
         "device": getattr(embedder, "device", None),
+        "precision": getattr(embedder, "precision", "fp32"),
     }
 
 

@@ -86,6 +86,12 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps… (default: cuda if available)")
     parser.add_argument(
+        "--precision",
+        choices=["auto", "fp32", "bf16"],
+        default="auto",
+        help="the model's weights: auto is bf16 where the CPU computes it natively, else fp32",
+    )
+    parser.add_argument(
         "--allow-download",
         action="store_true",
         help="let a named --model be fetched from the Hugging Face hub (off: raglens runs offline)",
@@ -216,6 +222,7 @@ def _run_app(args: argparse.Namespace) -> int:
         max_file_bytes=args.max_file_bytes,
         log_path=str(log_path),
         cache_dir=None if args.no_cache else str(cache_dir(args)),
+        precision=args.precision,
     )
     RaglensApp(config).run()
     return ExitCode.OK

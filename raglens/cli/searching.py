@@ -16,7 +16,7 @@ from raglens.cli.main import cache_dir
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
 from raglens.corpus import Corpus, CorpusOptions
-from raglens.embedding import Embedder, SentenceTransformerEmbedder
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, choose_precision
 from raglens.errors import BadInputError
 from raglens.fingerprint import fingerprint_model
 from raglens.index import VectorIndex
@@ -54,21 +54,22 @@ def _prepare(
     corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
     with contextlib.ExitStack() as stack:
         cache = None if args.no_cache else stack.enter_context(VectorCache.open(cache_dir(args)))
+        precision = choose_precision(args.precision, args.device)
         fingerprint = None
         if cache is not None:
-            fingerprint = fingerprint_model(args.model, hash_large_file=cache.file_sha256)
+            fingerprint = fingerprint_model(args.model, precision, hash_large_file=cache.file_sha256)
             if fingerprint is None:
                 narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
         embedder: Embedder | None = None
-        if cache is not None and fingerprint is not None and onnx_suits(args.device):
+        if cache is not None and fingerprint is not None and precision == "fp32" and onnx_suits(args.device):
             embedder = load_exported(cache.path.parent, fingerprint)
         if embedder is None:
             label = args.model or "the bundled all-MiniLM-L6-v2"
             narrator.say(f"loading {label} (importing sentence-transformers takes a few seconds)")
-            embedder = load_model(args)
+            embedder = load_model(args, precision)
         device = getattr(embedder, "device", "cpu")
         narrator.say(
-            f"model {embedder.name} on {device}: {embedder.dimension} dimensions, "
+            f"model {embedder.name} on {device} ({precision}): {embedder.dimension} dimensions, "
             f"reads at most {embedder.max_seq_length or 'all'} tokens"
         )
         model_cache = None
@@ -84,9 +85,10 @@ def _prepare(
     return corpus, embedder, index, use
 
 
-def load_model(args: argparse.Namespace) -> SentenceTransformerEmbedder:
+def load_model(args: argparse.Namespace, precision: str) -> SentenceTransformerEmbedder:
     """The model through sentence-transformers, as the arguments ask (seconds: it imports torch)."""
-    return SentenceTransformerEmbedder(args.model, args.device, offline=not args.allow_download)
+    offline = not args.allow_download
+    return SentenceTransformerEmbedder(args.model, args.device, offline=offline, precision=precision)
 
 
 def _export_for_next_time(
@@ -95,6 +97,8 @@ def _export_for_next_time(
     """Export the model to ONNX into the cache once, so later searches need no torch at all."""
     if args.no_cache or not isinstance(embedder, SentenceTransformerEmbedder) or embedder.device != "cpu":
         return
+    if embedder.precision != "fp32":
+        return  # the export is fp32: it cannot stand in for a bf16 model's vectors
     with VectorCache.open(cache_dir(args)) as cache:
         fingerprint = fingerprint_model(args.model, hash_large_file=cache.file_sha256)
         if fingerprint is None or fingerprint.max_seq_length != embedder.max_seq_length:

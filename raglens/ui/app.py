@@ -81,6 +81,8 @@ class AppConfig:
     """Where the embedding process writes its own output; None discards it."""
     cache_dir: str | None = None
     """The vector cache's folder; None runs without a cache."""
+    precision: str | None = None
+    """``fp32``, ``bf16``, or None/``auto`` for bf16 only where the CPU computes it natively."""
     show_rates: bool = True
     """Show windows per second, the ETA and the progress bar; snapshot tests turn them off."""
 
@@ -188,6 +190,7 @@ class RaglensApp(App[None]):
     @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
     def read_corpus(self, params: WindowParams) -> None:
         # These import numpy and sqlite3: here, off the UI thread.
+        from raglens.embedding import choose_precision
         from raglens.pipeline import cut_corpus, look_up_windows, window_texts
 
         try:
@@ -204,7 +207,8 @@ class RaglensApp(App[None]):
                 self.config.model,
                 self.config.embedder_factory,
             )
-            lookup = look_up_windows(cache_dir, model, texts, factory=factory)
+            precision = choose_precision(self.config.precision, self.config.device)
+            lookup = look_up_windows(cache_dir, model, texts, precision=precision, factory=factory)
         self.post_message(CorpusLoaded(corpus, params, windows, texts, lookup))
 
     @work(thread=True, exclusive=True, group="highlight", exit_on_error=False, description="syntax colours")
@@ -215,13 +219,16 @@ class RaglensApp(App[None]):
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
     def run_embedder(self) -> None:
         """Start the embedding process, then relay its events until it ends."""
+        from raglens.embedding import choose_precision
         from raglens.embedding_process import EmbeddingProcess  # imports numpy: off the UI thread
         from raglens.pipeline import identify_model
 
         cache_dir = self.config.cache_dir
+        precision = choose_precision(self.config.precision, self.config.device)
         fingerprint = None
         if cache_dir is not None:
-            fingerprint = identify_model(Path(cache_dir), self.config.model, self.config.embedder_factory)
+            factory = self.config.embedder_factory
+            fingerprint = identify_model(Path(cache_dir), self.config.model, precision, factory)
         process = EmbeddingProcess(
             self.config.model,
             self.config.device,
@@ -230,6 +237,7 @@ class RaglensApp(App[None]):
             log_path=self.config.log_path,
             cache_dir=cache_dir if fingerprint is not None else None,
             fingerprint=fingerprint,
+            precision=precision,
         )
         self.post_message(EmbedderStarted(process))
         worker = get_current_worker()

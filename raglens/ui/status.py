@@ -26,6 +26,8 @@ def status_text(
         text.append(model.name, style="bold")
         limit = f"reads {model.max_seq_length} tokens" if model.max_seq_length else "reads everything"
         text.append(f" · {model.dimension} d · {limit} · {model.device}")
+        if model.precision != "fp32":
+            text.append(f" · {model.precision}")
     text.append(f" · {params.describe()} · k={k}")
     if total is None:
         text.append(" · reading the corpus", style="yellow")

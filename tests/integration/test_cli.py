@@ -29,7 +29,7 @@ HOSTILE_TEXT = (
 @pytest.fixture
 def real_model_in_cli(monkeypatch: pytest.MonkeyPatch, real_embedder: SentenceTransformerEmbedder) -> None:
     """The CLI gets the session's real model instead of loading it again."""
-    monkeypatch.setattr(searching, "load_model", lambda args: real_embedder)
+    monkeypatch.setattr(searching, "load_model", lambda args, precision: real_embedder)
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -132,6 +132,7 @@ def test_search_json_is_one_document_with_the_exact_top_k(
         "dimension": 384,
         "max_seq_length": 256,
         "device": "cpu",
+        "precision": "fp32",
     }
     assert document["corpus"]["file_count"] == 32
     assert len(document["hits"]) == 4

@@ -105,3 +105,15 @@ def test_reading_extents_mark_where_the_model_stops(real_embedder: SentenceTrans
     tokenizer = real_embedder._model.tokenizer
     seen = tokenizer(code[: long_window.chars_read], add_special_tokens=False)["input_ids"]
     assert len(seen) == 254, "what the model reads is exactly its 256 tokens less [CLS] and [SEP]"
+
+
+def test_bf16_weights_give_float32_unit_vectors_close_to_fp32(
+    real_embedder: SentenceTransformerEmbedder,
+) -> None:
+    texts = ["how are failed jobs retried?", "def drain_pending_jobs(queue):\n    return queue.drain()\n"]
+    bf16 = SentenceTransformerEmbedder(device="cpu", precision="bf16")
+    vectors = bf16.encode(texts)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # Emulated on a CPU without AVX-512 BF16 it measured a least cosine of 0.99989: close, not exact.
+    assert np.min(np.sum(vectors * real_embedder.encode(texts), axis=1)) > 0.999

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from raglens.embedding import embed_in_batches, normalize_rows
-from raglens.errors import IndexingCancelled
+from raglens.errors import BadInputError, IndexingCancelled
 from tests.fakes import HashingEmbedder
 
 
@@ -49,3 +49,26 @@ def test_embedding_stops_between_batches_when_asked() -> None:
         for batch in embed_in_batches(embedder, ["x"] * 40, batch_size=16, should_stop=stop_after_two):
             produced.append(batch)
     assert len(produced) == 2
+
+
+def test_native_bf16_is_read_from_the_cpu_flags() -> None:
+    from raglens.embedding import cpu_has_native_bf16
+
+    assert cpu_has_native_bf16("processor : 0\nflags : fpu avx2 avx512f avx512_bf16\n")
+    assert cpu_has_native_bf16("flags\t\t: sse amx_bf16 amx_tile\n")
+    assert not cpu_has_native_bf16("flags : fpu avx2 avx512f avx512_vnni\n")
+    assert not cpu_has_native_bf16("")
+
+
+def test_precision_auto_picks_bf16_only_on_a_cpu_that_computes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import raglens.embedding as embedding
+
+    monkeypatch.setattr(embedding, "cpu_has_native_bf16", lambda cpuinfo=None: False)
+    assert embedding.choose_precision("auto", "cpu") == "fp32"
+    assert embedding.choose_precision("bf16", "cpu") == "bf16", "asked for explicitly"
+    monkeypatch.setattr(embedding, "cpu_has_native_bf16", lambda cpuinfo=None: True)
+    assert embedding.choose_precision(None, "cpu") == "bf16"
+    assert embedding.choose_precision("auto", "cuda") == "fp32"
+    assert embedding.choose_precision("fp32", "cpu") == "fp32"
+    with pytest.raises(BadInputError, match="precision"):
+        embedding.choose_precision("fp8", "cpu")

@@ -34,6 +34,7 @@ from raglens.embedding_events import (
 from raglens.errors import RaglensError
 from raglens.printable import printable
 from raglens.ui.highlight import warm_up
+from raglens.ui.index_feed import IndexFeed
 from raglens.ui.messages import (
     CorpusFailed,
     CorpusLoaded,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
     from raglens.embedding_process import EmbeddingProcess
     from raglens.index import VectorIndex
+    from raglens.pipeline import CacheLookup
     from raglens.search import SearchResult
 
 QUERY_DEBOUNCE_S = 0.2
@@ -122,7 +124,6 @@ class RaglensApp(App[None]):
         self.shown_query: str | None = None
         """The query whose hits are on screen (``last_result``'s, once its hits are drawn)."""
         self._pending_windows: CorpusLoaded | None = None
-        self._windows_request: int | None = None
         self._query_text = config.query
         self._query_request: int | None = None
         self._query_vector: np.ndarray | None = None
@@ -136,14 +137,8 @@ class RaglensApp(App[None]):
         self._file_rows: dict[str, range] = {}
         """The rows of each file's windows: contiguous, since windows are cut file by file."""
         self._process: EmbeddingProcess | None = None
-        self._requests: dict[int, list[int]] = {}
-        """The index rows of each window request not yet done or cancelled, by position in it."""
-        self._texts: list[str] = []
-        """The text of every row of the current index, to ask for any of them again."""
-        self._prioritized: str | None = None
-        """The file whose windows were last moved to the front of the embedding queue."""
-        self._from_cache = 0
-        """How many rows of the current index came from the vector cache."""
+        self._feed: IndexFeed | None = None
+        """What fills the current index: the cache, then the embedding process's requests."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -314,14 +309,14 @@ class RaglensApp(App[None]):
 
         self._pending_windows = None
         index = self.index = VectorIndex(pending.windows, self.model.dimension)
-        self._texts = pending.texts
-        self._requests = {}  # vectors still arriving for an older index are not for this one
-        self._prioritized = None
-        missing = self._fill_from_cache(index, pending)
+        if self._feed is not None:
+            self._feed.cancel()
+        feed = self._feed = IndexFeed(index, pending.texts, self._file_rows, self._process)
+        missing = feed.fill_from_cache(pending.lookup)
+        if pending.lookup is not None:
+            self._narrate_cache(pending.lookup, feed.from_cache, len(missing))
         self._embed_started = time.monotonic()
-        if self._shown is not None and self._shown[0] in self._file_rows:
-            missing = self._shown_file_first(self._shown[0], missing)
-        self._request_windows(missing)
+        feed.request(missing, first=self._shown[0] if self._shown is not None else None)
         progress = self.query_one("#progress", ProgressBar)
         progress.update(total=max(len(pending.windows), 1), progress=index.embedded_count)
         if index.is_complete:
@@ -330,57 +325,12 @@ class RaglensApp(App[None]):
         if self._query_text.strip():
             self._submit_query()
 
-    def _request_windows(self, rows: list[int]) -> None:
-        """Ask the process for the vectors of ``rows``, in that order, instead of what it was doing."""
-        assert self._process is not None
-        if self._windows_request is not None:
-            self._process.cancel(self._windows_request)
-        self._windows_request = None
-        if rows:
-            self._windows_request = self._process.embed_windows([self._texts[row] for row in rows])
-            self._requests[self._windows_request] = rows
-
-    def _shown_file_first(self, path: str, rows: list[int]) -> list[int]:
-        """``rows`` with those of ``path`` moved to the front: the user is looking at that file."""
-        self._prioritized = path
-        mine = self._file_rows[path]
-        return [row for row in rows if row in mine] + [row for row in rows if row not in mine]
-
-    def _embed_next(self, path: str) -> None:
-        """While indexing, move the windows of ``path`` to the front of the embedding queue."""
-        index = self.index
-        current = self._windows_request
-        if index is None or index.is_complete or current is None or path == self._prioritized:
-            return
-        remaining = [row for row in self._requests.get(current, []) if not index.has_vector(row)]
-        if any(row in self._file_rows.get(path, range(0)) for row in remaining):
-            self._request_windows(self._shown_file_first(path, remaining))
-
-    def _fill_from_cache(self, index: VectorIndex, pending: CorpusLoaded) -> list[int]:
-        """Give the index every vector the cache had; the rows the model must still embed."""
-        lookup = pending.lookup
-        rows = list(range(index.window_count))
-        self._from_cache = 0
-        if lookup is None:
-            return rows
+    def _narrate_cache(self, lookup: CacheLookup, found: int, to_embed: int) -> None:
         for warning in lookup.warnings:
             self._warn_about_cache(warning)
-        found = [row for row, entry in enumerate(lookup.entries) if entry is not None]
-        entries = [entry for entry in lookup.entries if entry is not None]
-        if entries and entries[0].vector.shape == (index.dimension,):
-            import numpy as np
-
-            vectors = np.stack([entry.vector for entry in entries])
-            index.fill(found, vectors, [entry.extent for entry in entries])
-            self._from_cache = len(found)
-            rows = [row for row, entry in enumerate(lookup.entries) if entry is None]
         age = describe_age(time.time() - lookup.oldest) if lookup.oldest is not None else ""
-        self._narrate(
-            f"{self._from_cache} of {index.window_count} window(s) from the cache"
-            + (f" (oldest stored {age} ago)" if age else "")
-            + f"; {len(rows)} to embed"
-        )
-        return rows
+        stored = f" (oldest stored {age} ago)" if age else ""
+        self._narrate(f"{found} of {found + to_embed} window(s) from the cache{stored}; {to_embed} to embed")
 
     def _warn_about_cache(self, warning: str) -> None:
         self._narrate(f"cache: {warning}")
@@ -398,8 +348,8 @@ class RaglensApp(App[None]):
             self._refresh_status()
         elif isinstance(event, VectorsEmbedded):
             self._on_vectors(event)
-        elif isinstance(event, (WindowsDone, RequestCancelled)):
-            self._requests.pop(event.request_id, None)
+        elif isinstance(event, (WindowsDone, RequestCancelled)) and self._feed is not None:
+            self._feed.finished(event.request_id)
         elif isinstance(event, QueryEmbedded) and event.request_id == self._query_request:
             self._query_vector = event.vector
             self._rerank(now=True)
@@ -417,11 +367,9 @@ class RaglensApp(App[None]):
 
     def _on_vectors(self, event: VectorsEmbedded) -> None:
         index = self.index
-        requested = self._requests.get(event.request_id)
-        if index is None or requested is None or index.is_complete:
+        rows = self._feed.accept(event) if self._feed is not None else None
+        if index is None or rows is None:
             return  # vectors of an older index
-        rows = requested[event.start : event.start + len(event.vectors)]
-        index.fill(rows, event.vectors, event.extents)
         if index.is_complete:
             self._narrate(f"index ready: {index.window_count} vector(s)")
         self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
@@ -516,6 +464,10 @@ class RaglensApp(App[None]):
         self._shown = (path, current)
         self.query_one(WindowView).show(path, self.corpus.file(path).text, windows, current, extent, scroll)
 
+    def _embed_next(self, path: str) -> None:
+        if self._feed is not None and self._feed.index is self.index:
+            self._feed.embed_next(path)
+
     def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
         self.show_file(message.path, 0)
         self._embed_next(message.path)
@@ -600,9 +552,9 @@ class RaglensApp(App[None]):
     def _rebuild(self, params: WindowParams, narration: str) -> None:
         """Drop the index and build it again in the background, from a fresh read of the corpus."""
         self.params = params
-        if self._process is not None and self._windows_request is not None:
-            self._process.cancel(self._windows_request)
-        self._windows_request = None
+        if self._feed is not None:
+            self._feed.cancel()
+        self._feed = None
         self.index = None
         self._narrate(narration)
         self.read_corpus(params)
@@ -635,6 +587,11 @@ class RaglensApp(App[None]):
         if self.config.model:
             return Path(self.config.model.rstrip("/")).name or self.config.model
         return self.config.embedder_factory or "all-MiniLM-L6-v2"
+
+    @property
+    def _from_cache(self) -> int:
+        """How many rows of the current index came from the vector cache."""
+        return self._feed.from_cache if self._feed is not None and self._feed.index is self.index else 0
 
     def _refresh_status(self) -> None:
         index = self.index

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,11 @@ def tmux(*args: str) -> str:
 def session() -> Iterator[str]:
     name = f"raglens-test-{uuid.uuid4().hex[:8]}"
     # Something on the way into tmux can set COLUMNS/LINES to 80x24, and they would override the pane size.
-    command = f"cd {REPO_ROOT} && env -u COLUMNS -u LINES {sys.executable} -m raglens sample_corpus"
+    # The cache folder is named on the command line: a tmux server already running would not pass
+    # on this test's environment, and the app would use the developer's own cache.
+    cache = shlex.quote(os.environ["RAGLENS_CACHE_DIR"])
+    app = f"{sys.executable} -m raglens sample_corpus --cache-dir {cache}"
+    command = f"cd {REPO_ROOT} && env -u COLUMNS -u LINES {app}"
     tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "45", command)
     try:
         yield name

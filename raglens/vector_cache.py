@@ -123,6 +123,11 @@ class VectorCache:
             return cache
         try:
             connection = _connect(path)
+        except sqlite3.OperationalError as error:
+            # Locked by another raglens, or not openable (permissions): the file itself may be fine.
+            cache = cls(path, None)
+            cache.warnings.append(f"cannot open the cache {path} ({error}); nothing is cached this time")
+            return cache
         except sqlite3.DatabaseError as error:
             moved = _move_aside(path)
             warnings.append(

@@ -269,3 +269,23 @@ def test_keys_tell_apart_texts_that_differ_at_all(texts: list[str]) -> None:
     keys = keys_of(texts)
     assert len(set(keys)) == len(texts)
     assert all(len(key) == 16 for key in keys)
+
+
+def test_a_cache_that_cannot_be_opened_is_left_alone(tmp_path: Path) -> None:
+    import raglens.vector_cache as vector_cache
+
+    one = np.ones((1, 2), np.float32)
+    with VectorCache.open(tmp_path) as cache:
+        ModelCache(cache, fake_fingerprint(), 2).store(["x"], one, [ReadingExtent(1, 1)])
+
+    def locked(path: Path) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vector_cache, "_connect", locked)
+        with VectorCache.open(tmp_path) as cache:
+            assert not cache.is_usable and "database is locked" in cache.warnings[0]
+            assert ModelCache(cache, fake_fingerprint(), 2).lookup(["x"]) == [None]
+    assert not list(tmp_path.glob(f"{CACHE_FILE_NAME}.broken-*")), "a locked file is not moved aside"
+    with VectorCache.open(tmp_path) as cache:
+        assert ModelCache(cache, fake_fingerprint(), 2).lookup(["x"])[0] is not None

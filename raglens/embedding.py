@@ -252,6 +252,14 @@ def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
     return bool(flags & {"avx512_bf16", "amx_bf16"})
 
 
+def runs_on_cpu(device: str | None) -> bool:
+    """Whether the model will run on the CPU: asked for, or the default on a machine without NVIDIA GPU.
+
+    Decided without importing torch (seconds), from the driver's /proc entry.
+    """
+    return device == "cpu" or (device in (None, "", "auto") and not Path("/proc/driver/nvidia").exists())
+
+
 def choose_precision(requested: str | None, device: str | None) -> str:
     """``requested``, or for ``auto``/None: bf16 on a CPU that computes it natively, else fp32."""
     if requested not in (None, "", "auto"):
@@ -259,8 +267,7 @@ def choose_precision(requested: str | None, device: str | None) -> str:
             raise BadInputError(f"--precision must be auto, {' or '.join(PRECISIONS)}; got {requested!r}")
         assert requested is not None
         return requested
-    on_cpu = device == "cpu" or (device in (None, "", "auto") and not Path("/proc/driver/nvidia").exists())
-    return "bf16" if on_cpu and cpu_has_native_bf16() else "fp32"
+    return "bf16" if runs_on_cpu(device) and cpu_has_native_bf16() else "fp32"
 
 
 def resolve_device(requested: str | None) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import Embedder, SentenceTransformerEmbedder
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, runs_on_cpu
 from raglens.embedding_events import (
     CacheTrouble,
     ModelFailed,
@@ -39,7 +39,7 @@ from raglens.embedding_events import (
 )
 from raglens.errors import ModelLoadError, RaglensError
 from raglens.fingerprint import ModelFingerprint
-from raglens.onnx_model import export_model, export_path, load_exported, onnx_suits
+from raglens.onnx_model import export_model, export_path, export_wanted, load_exported
 from raglens.vector_cache import ModelCache, VectorCache
 
 PROCESS_BATCH_SIZE = 8
@@ -71,7 +71,7 @@ def _load_embedder(
     """
     if factory is None:
         usable = cache_dir is not None and fingerprint is not None and precision == "fp32"
-        if usable and onnx_suits(device):
+        if usable and runs_on_cpu(device):
             assert cache_dir is not None and fingerprint is not None
             exported = load_exported(Path(cache_dir), fingerprint)
             if exported is not None:
@@ -192,19 +192,12 @@ def _export_in_background(
     """
 
     def export() -> None:
-        if cache_dir is None or fingerprint is None or not isinstance(embedder, SentenceTransformerEmbedder):
+        if cache_dir is None or fingerprint is None:
             return
-        if embedder.precision != "fp32":
-            return  # the export is fp32: it cannot stand in for a bf16 model's vectors
         target = export_path(Path(cache_dir), fingerprint)
-        if (
-            target.exists()
-            or embedder.device != "cpu"
-            or fingerprint.max_seq_length != embedder.max_seq_length
-        ):
-            return
-        with contextlib.suppress(Exception):  # only the next launch's fast path is lost
-            export_model(fingerprint, target)
+        if export_wanted(embedder, fingerprint, target):
+            with contextlib.suppress(Exception):  # only the next launch's fast path is lost
+                export_model(fingerprint, target)
 
     thread = threading.Thread(target=export, name="raglens-onnx-export", daemon=True)
     thread.start()

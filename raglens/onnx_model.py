@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import extent_from_offsets, normalize_rows
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, extent_from_offsets, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 from raglens.fingerprint import ModelFingerprint
@@ -248,11 +248,18 @@ class OnnxEmbedder:
         ]
 
 
-def onnx_suits(device: str | None) -> bool:
-    """Whether the model would run on the CPU anyway, where its ONNX export is the faster engine."""
-    if device == "cpu":
-        return True
-    return device in (None, "", "auto") and not Path("/proc/driver/nvidia").exists()
+def export_wanted(embedder: Embedder, fingerprint: ModelFingerprint, target: Path) -> bool:
+    """Whether to export ``embedder``'s model to ``target``: not done yet, and the export can stand in.
+
+    It stands in only for sentence-transformers at fp32 on the CPU with the model's own token limit.
+    """
+    return (
+        isinstance(embedder, SentenceTransformerEmbedder)
+        and embedder.device == "cpu"
+        and embedder.precision == "fp32"
+        and fingerprint.max_seq_length == embedder.max_seq_length
+        and not target.exists()
+    )
 
 
 def load_exported(cache_dir: Path, fingerprint: ModelFingerprint) -> OnnxEmbedder | None:

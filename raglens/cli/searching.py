@@ -16,11 +16,11 @@ from raglens.cli.main import cache_dir
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
 from raglens.corpus import Corpus, CorpusOptions
-from raglens.embedding import Embedder, SentenceTransformerEmbedder, choose_precision
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, choose_precision, runs_on_cpu
 from raglens.errors import BadInputError
-from raglens.fingerprint import fingerprint_model
+from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.index import VectorIndex
-from raglens.onnx_model import export_model, export_path, load_exported, onnx_suits
+from raglens.onnx_model import export_model, export_path, export_wanted, load_exported
 from raglens.pipeline import PipelineStep, WindowsEmbedded, build_index, read_corpus, search_index
 from raglens.vector_cache import ModelCache, VectorCache
 from raglens.windows import WindowParams
@@ -42,6 +42,7 @@ class CacheUse:
 
     folder: Path | None
     """None when the cache was off (``--no-cache``) or the model's files could not be identified."""
+    fingerprint: ModelFingerprint | None
     from_cache: int
     embedded: int
 
@@ -61,7 +62,7 @@ def _prepare(
             if fingerprint is None:
                 narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
         embedder: Embedder | None = None
-        if cache is not None and fingerprint is not None and precision == "fp32" and onnx_suits(args.device):
+        if cache is not None and fingerprint is not None and precision == "fp32" and runs_on_cpu(args.device):
             embedder = load_exported(cache.path.parent, fingerprint)
         if embedder is None:
             label = args.model or "the bundled all-MiniLM-L6-v2"
@@ -81,7 +82,8 @@ def _prepare(
             for warning in cache.warnings:
                 stderr.print(f"raglens: warning: {warning}", markup=False)
         folder = cache.path.parent if model_cache is not None and cache is not None else None
-        use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
+        kept = fingerprint if folder is not None else None
+        use = CacheUse(folder, kept, index.window_count - counted.embedded, counted.embedded)
     return corpus, embedder, index, use
 
 
@@ -91,20 +93,13 @@ def load_model(args: argparse.Namespace, precision: str) -> SentenceTransformerE
     return SentenceTransformerEmbedder(args.model, args.device, offline=offline, precision=precision)
 
 
-def _export_for_next_time(
-    args: argparse.Namespace, embedder: Embedder, narrator: Narrator, stderr: Console
-) -> None:
+def _export_for_next_time(use: CacheUse, embedder: Embedder, narrator: Narrator, stderr: Console) -> None:
     """Export the model to ONNX into the cache once, so later searches need no torch at all."""
-    if args.no_cache or not isinstance(embedder, SentenceTransformerEmbedder) or embedder.device != "cpu":
+    fingerprint = use.fingerprint
+    if use.folder is None or fingerprint is None:
         return
-    if embedder.precision != "fp32":
-        return  # the export is fp32: it cannot stand in for a bf16 model's vectors
-    with VectorCache.open(cache_dir(args)) as cache:
-        fingerprint = fingerprint_model(args.model, hash_large_file=cache.file_sha256)
-        if fingerprint is None or fingerprint.max_seq_length != embedder.max_seq_length:
-            return
-        target = export_path(cache.path.parent, fingerprint)
-    if target.exists():
+    target = export_path(use.folder, fingerprint)
+    if not export_wanted(embedder, fingerprint, target):
         return
     narrator.say("exporting the model to ONNX once, so that later searches need not import torch")
     try:
@@ -135,7 +130,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
     with Narrator(stderr, quiet=args.quiet) as narrator, _stdout_kept_for_data(json_mode):
         corpus, embedder, index, cache_use = _prepare(args, params, narrator, stderr)
         result = search_index(index, embedder, args.query, args.k)
-        _export_for_next_time(args, embedder, narrator, stderr)
+        _export_for_next_time(cache_use, embedder, narrator, stderr)
     if json_mode:
         document = search_document(
             query=args.query,

@@ -234,7 +234,8 @@ async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_
 def text_of_hits(app) -> str:  # type: ignore[no-untyped-def]
     from raglens.ui.widgets.hit_list import HitItem
 
-    return "\n".join(str(item.query_one(Static).render()) for item in app.query(HitItem))
+    # An item still being mounted has no Static yet: read the ones on screen (callers wait and retry).
+    return "\n".join(str(static.render()) for item in app.query(HitItem) for static in item.query(Static))
 
 
 async def test_the_file_opened_while_indexing_is_embedded_next() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
+from raglens.display import describe_age
 from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder, embed_in_batches
 from raglens.fingerprint import DEFAULT_PRECISION, ModelFingerprint, fingerprint_model
 from raglens.index import VectorIndex
@@ -46,9 +48,15 @@ class VectorsFromCache:
 
     found: int
     total: int
+    oldest: float | None = None
+    """When the oldest of the found vectors was stored (seconds since the epoch)."""
 
     def describe(self) -> str:
-        return f"{self.found} of {self.total} window(s) from the cache; {self.total - self.found} to embed"
+        stored = ""
+        if self.oldest is not None:
+            stored = f" (oldest stored {describe_age(time.time() - self.oldest)} ago)"
+        to_embed = self.total - self.found
+        return f"{self.found} of {self.total} window(s) from the cache{stored}; {to_embed} to embed"
 
 
 @dataclass(frozen=True)
@@ -147,15 +155,18 @@ def identify_model(
         return fingerprint_model(model, precision, factory=factory, hash_large_file=cache.file_sha256)
 
 
-def fill_from_cache(index: VectorIndex, texts: Sequence[str], cache: ModelCache) -> list[int]:
-    """Fill every row whose text the cache knows; the rows still to embed, in order."""
-    cached = cache.lookup(texts)
-    found = [row for row, entry in enumerate(cached) if entry is not None]
-    if found:
-        entries = [cached[row] for row in found]
-        vectors = np.stack([entry.vector for entry in entries if entry is not None])
-        index.fill(found, vectors, [entry.extent for entry in entries if entry is not None])
-    return [row for row, entry in enumerate(cached) if entry is None]
+def fill_from_cache(index: VectorIndex, entries: Sequence[CachedVector | None]) -> list[int]:
+    """Fill every row with a cached vector of the index's dimension; the rows still to embed, in order."""
+    usable = [
+        (row, entry)
+        for row, entry in enumerate(entries)
+        if entry is not None and entry.vector.shape == (index.dimension,)
+    ]
+    if usable:
+        vectors = np.stack([entry.vector for _, entry in usable])
+        index.fill([row for row, _ in usable], vectors, [entry.extent for _, entry in usable])
+    filled = {row for row, _ in usable}
+    return [row for row in range(index.window_count) if row not in filled]
 
 
 def build_index(
@@ -178,7 +189,7 @@ def build_index(
     texts = window_texts(corpus, windows)
     missing = list(range(len(windows)))
     if cache is not None:
-        missing = fill_from_cache(index, texts, cache)
+        missing = fill_from_cache(index, cache.lookup(texts))
         on_step(VectorsFromCache(len(windows) - len(missing), len(windows)))
     missing_texts = [texts[row] for row in missing]
     done = 0

@@ -20,7 +20,6 @@ from textual.widgets import Footer, Input, ProgressBar, RichLog, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
-from raglens.display import describe_age
 from raglens.embedding_events import (
     CacheTrouble,
     ModelFailed,
@@ -314,7 +313,7 @@ class RaglensApp(App[None]):
         feed = self._feed = IndexFeed(index, pending.texts, self._file_rows, self._process)
         missing = feed.fill_from_cache(pending.lookup)
         if pending.lookup is not None:
-            self._narrate_cache(pending.lookup, feed.from_cache, len(missing))
+            self._narrate_cache(pending.lookup, feed.from_cache, index.window_count)
         self._embed_started = time.monotonic()
         feed.request(missing, first=self._shown[0] if self._shown is not None else None)
         progress = self.query_one("#progress", ProgressBar)
@@ -325,12 +324,12 @@ class RaglensApp(App[None]):
         if self._query_text.strip():
             self._submit_query()
 
-    def _narrate_cache(self, lookup: CacheLookup, found: int, to_embed: int) -> None:
+    def _narrate_cache(self, lookup: CacheLookup, found: int, total: int) -> None:
+        from raglens.pipeline import VectorsFromCache  # loaded by the corpus worker already
+
         for warning in lookup.warnings:
             self._warn_about_cache(warning)
-        age = describe_age(time.time() - lookup.oldest) if lookup.oldest is not None else ""
-        stored = f" (oldest stored {age} ago)" if age else ""
-        self._narrate(f"{found} of {found + to_embed} window(s) from the cache{stored}; {to_embed} to embed")
+        self._narrate(VectorsFromCache(found, total, lookup.oldest).describe())
 
     def _warn_about_cache(self, warning: str) -> None:
         self._narrate(f"cache: {warning}")

@@ -39,18 +39,13 @@ class IndexFeed:
 
     def fill_from_cache(self, lookup: CacheLookup | None) -> list[int]:
         """Give the index every vector the cache had; the rows the model must still embed."""
-        missing = list(range(self.index.window_count))
         if lookup is None:
-            return missing
-        found = [row for row, entry in enumerate(lookup.entries) if entry is not None]
-        entries = [entry for entry in lookup.entries if entry is not None]
-        if not entries or entries[0].vector.shape != (self.index.dimension,):
-            return missing
-        import numpy as np
+            return list(range(self.index.window_count))
+        from raglens.pipeline import fill_from_cache  # loaded by the corpus worker already
 
-        self.index.fill(found, np.stack([entry.vector for entry in entries]), [e.extent for e in entries])
-        self.from_cache = len(found)
-        return [row for row, entry in enumerate(lookup.entries) if entry is None]
+        missing = fill_from_cache(self.index, lookup.entries)
+        self.from_cache = self.index.window_count - len(missing)
+        return missing
 
     def request(self, rows: list[int], first: str | None = None) -> None:
         """Ask for the vectors of ``rows`` (those of file ``first`` ahead), instead of what was asked."""

@@ -55,6 +55,9 @@ def _prepare(
     corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
     with contextlib.ExitStack() as stack:
         cache = None if args.no_cache else stack.enter_context(VectorCache.open(cache_dir(args)))
+        if cache is not None and not cache.is_usable:
+            _print_warnings(cache, stderr)  # the search goes on without it, and says so now
+            cache = None
         precision = choose_precision(args.precision, args.device)
         fingerprint = None
         if cache is not None:
@@ -79,12 +82,17 @@ def _prepare(
         counted = _CountingNarrator(narrator)
         index = build_index(corpus, params, embedder, cache=model_cache, on_step=counted)
         if cache is not None:
-            for warning in cache.warnings:
-                stderr.print(f"raglens: warning: {warning}", markup=False)
+            _print_warnings(cache, stderr)
         folder = cache.path.parent if model_cache is not None and cache is not None else None
         kept = fingerprint if folder is not None else None
         use = CacheUse(folder, kept, index.window_count - counted.embedded, counted.embedded)
     return corpus, embedder, index, use
+
+
+def _print_warnings(cache: VectorCache, stderr: Console) -> None:
+    for warning in cache.warnings:
+        stderr.print(f"raglens: warning: {warning}", markup=False)
+    cache.warnings.clear()
 
 
 def load_model(args: argparse.Namespace, precision: str) -> SentenceTransformerEmbedder:

@@ -268,3 +268,17 @@ def test_cache_info_and_clear_without_the_model(capsys: pytest.CaptureFixture[st
     code, out, _ = run_main(capsys, "cache", "info", "--json", "--cache-dir", str(tmp_path))
     assert [m["name"] for m in json.loads(out)["models"]] == ["model-b"]
     assert main(["cache", "info", "--model", "x", "--cache-dir", str(tmp_path)]) == 2
+
+
+@pytest.mark.model
+def test_a_cache_folder_that_cannot_be_made_is_one_warning_and_no_cache(
+    capsys: pytest.CaptureFixture[str], real_model_in_cli: None, tmp_path: Path
+) -> None:
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    argv = ["search", str(SAMPLE_CORPUS), "how are jobs retried?", "--json", "--cache-dir", str(not_a_folder)]
+    code, out, err = run_main(capsys, *argv)
+    assert code == 0
+    assert err.count("cannot create the cache folder") == 1
+    assert "ONNX" not in err, "no export is tried into a cache that is not there"
+    assert json.loads(out)["cache"] == {"folder": None, "from_cache": 0, "embedded": 66}

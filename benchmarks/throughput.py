@@ -67,7 +67,8 @@ print(json.dumps({"windows_per_second": len(texts) / seconds}))
 
 def run_engine(engine: str, path: str, count: int, export: str, batch: int, threads: int, folder: Path):
     """Windows per second, and the window and query vectors, of one engine in its own process."""
-    windows_file, queries_file = folder / f"{engine}-{batch}-{threads}-w.npy", folder / f"{engine}-q.npy"
+    stem = f"{engine}-{Path(export).stem}-{batch}-{threads}"
+    windows_file, queries_file = folder / f"{stem}-w.npy", folder / f"{stem}-q.npy"
     command = [sys.executable, "-c", ENGINE, engine, path, str(count), export, str(batch), str(threads)]
     command += [json.dumps(QUERIES), str(windows_file), str(queries_file)]
     run = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPO_ROOT)
@@ -96,20 +97,28 @@ def main() -> None:
             f"export_model(fingerprint_model(None), Path({str(export)!r}))\n"
         )
         subprocess.run([sys.executable, "-c", make_export], check=True, capture_output=True, cwd=REPO_ROOT)
+        quantized = folder / "model-int8.onnx"
+        make_quantized = (
+            "from onnxruntime.quantization import QuantType, quantize_dynamic\n"
+            f"quantize_dynamic({str(export)!r}, {str(quantized)!r}, weight_type=QuantType.QInt8)\n"
+        )
+        subprocess.run([sys.executable, "-c", make_quantized], check=True, capture_output=True, cwd=REPO_ROOT)
         reference_rate, reference, reference_queries = run_engine(
             "st", args.path, args.windows, "", 16, 2, folder
         )
         print(f"SentenceTransformer.encode fp32, batch 16, 2 threads: {reference_rate:.1f} windows/s")
         reference_top = np.argsort(-(reference_queries @ reference.T), axis=1, kind="stable")[:, :10]
-        for batch, threads in ((8, 1), (8, 2), (16, 2), (32, 2)):
+        engines = [("ONNX fp32", export, batch, threads) for batch, threads in ((8, 2), (16, 2), (32, 2))]
+        engines += [("ONNX int8 (dynamic)", quantized, 16, 2)]
+        for label, model_file, batch, threads in engines:
             rate, vectors, queries = run_engine(
-                "onnx", args.path, args.windows, str(export), batch, threads, folder
+                "onnx", args.path, args.windows, str(model_file), batch, threads, folder
             )
             top = np.argsort(-(queries @ vectors.T), axis=1, kind="stable")[:, :10]
             agreement = float(np.mean([(a == b).all() for a, b in zip(top, reference_top, strict=True)]))
             least = float(np.min(np.sum(vectors * reference, axis=1)))
             print(
-                f"ONNX fp32, batch {batch}, {threads} thread(s): {rate:.1f} windows/s = "
+                f"{label}, batch {batch}, {threads} thread(s): {rate:.1f} windows/s = "
                 f"{rate / reference_rate:.2f}x; top-10 identical for {agreement:.0%} of {len(QUERIES)} "
                 f"queries; least cosine {least:.6f}"
             )

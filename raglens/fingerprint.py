@@ -82,7 +82,8 @@ def model_folder(model: str | None) -> Path | None:
     return None
 
 
-def _max_seq_length(folder: Path) -> int | None:
+def max_seq_length_of(folder: Path) -> int | None:
+    """The token limit a sentence-transformers model folder declares, if it declares one."""
     try:
         config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -119,7 +120,7 @@ def fingerprint_model(
     name = DEFAULT_MODEL_NAME if model is None else Path(model.rstrip("/\\")).name or model
     if factory is not None:
         name = factory
-    return ModelFingerprint(digest.hexdigest(), name, folder, _max_seq_length(folder), precision)
+    return ModelFingerprint(digest.hexdigest(), name, folder, max_seq_length_of(folder), precision)
 
 
 def file_identity(path: Path) -> tuple[str, int, int]:

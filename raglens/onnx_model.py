@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import Embedder, SentenceTransformerEmbedder, extent_from_offsets, normalize_rows
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 from raglens.fingerprint import ModelFingerprint
+from raglens.tokens import TokenCounter, load_tokenizer
 
 ONNX_FOLDER = "onnx"
 AGREEMENT = 0.9999
@@ -155,22 +156,12 @@ class OnnxEmbedder:
     precision = "fp32"
 
     def __init__(self, path: Path, fingerprint: ModelFingerprint, *, bulk_threads: int = 2) -> None:
-        from tokenizers import Tokenizer
-
-        tokenizer_file = str(fingerprint.folder / "tokenizer.json")
-        try:
-            self._tokenizer = Tokenizer.from_file(tokenizer_file)
-            self._counter = Tokenizer.from_file(tokenizer_file)
-        except Exception as error:  # tokenizers raises its own exception type
-            raise ModelLoadError(f"cannot load the tokenizer of {fingerprint.name}: {error}") from error
+        self._tokenizer = load_tokenizer(fingerprint.folder, fingerprint.name)
         self._limit = fingerprint.max_seq_length
-        # The bundled tokenizer.json pads and truncates to a fixed 128 tokens: undo both, then cut
-        # where the model does. A second tokenizer never truncates, to count what is left unread.
-        for tokenizer in (self._tokenizer, self._counter):
-            tokenizer.no_padding()
-            tokenizer.no_truncation()
         if self._limit is not None:
             self._tokenizer.enable_truncation(self._limit)
+        self._counter = TokenCounter(fingerprint.folder, fingerprint.name, self._limit)
+        """A second tokenizer that never truncates, to count what is left unread."""
         self._path = path
         self._bulk_threads = bulk_threads
         self._session = self._open_session(1)
@@ -180,7 +171,6 @@ class OnnxEmbedder:
         width = self._session.get_outputs()[0].shape[1]
         self._dimension = width if isinstance(width, int) else int(self.encode(["probe"]).shape[1])
         self._name = fingerprint.name
-        self._special = self._tokenizer.num_special_tokens_to_add(False)
 
     def _open_session(self, threads: int) -> Any:
         import onnxruntime
@@ -240,12 +230,7 @@ class OnnxEmbedder:
         return vector
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
-        limit = None if self._limit is None else self._limit - self._special
-        encodings = self._counter.encode_batch(list(texts), add_special_tokens=False)
-        return [
-            extent_from_offsets(text, encoding.offsets, limit)
-            for text, encoding in zip(texts, encodings, strict=True)
-        ]
+        return self._counter.reading_extents(texts)
 
 
 def export_wanted(embedder: Embedder, fingerprint: ModelFingerprint, target: Path) -> bool:

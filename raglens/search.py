@@ -80,3 +80,17 @@ def rank(index: VectorIndex, query_vector: np.ndarray, k: int) -> SearchResult:
         for position, (best_row, row) in enumerate(zip(best, rows[best], strict=True))
     )
     return SearchResult(hits, scores, rows, index.window_count)
+
+
+def rank_of(result: SearchResult, row: int) -> int | None:
+    """The 1-based rank window ``row`` has in ``result``'s full ordering; None if it was not ranked.
+
+    The same order as the top-k: higher scores first, equal scores in corpus order.
+    """
+    position = int(np.searchsorted(result.ranked_rows, row))
+    if position >= result.ranked_count or int(result.ranked_rows[position]) != row:
+        return None
+    score = result.scores[position]
+    higher = int(np.count_nonzero(result.scores > score))
+    tied_before = int(np.count_nonzero(result.scores[:position] == score))
+    return higher + tied_before + 1

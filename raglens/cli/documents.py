@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from raglens.corpus import Corpus
+from raglens.diagnostics.coverage import CorpusCoverage, FileCoverage
 from raglens.embedding import Embedder
 from raglens.printable import json_safe
 from raglens.search import SearchResult
@@ -86,8 +87,39 @@ def search_document(
     }
 
 
+def file_coverage_document(coverage: FileCoverage | None) -> dict[str, Any] | None:
+    if coverage is None:
+        return None
+    return {
+        "unread_characters": coverage.unread_characters,
+        "unread_share": coverage.unread_share,
+        "truncated_windows": coverage.truncated_count,
+        "unread_spans": [list(span) for span in coverage.unread_spans],
+    }
+
+
+def coverage_document(coverage: CorpusCoverage | None) -> dict[str, Any] | None:
+    """How much of the corpus no embedding reads, and a window size that would fit the model."""
+    if coverage is None:
+        return None
+    return {
+        "token_limit": coverage.token_limit,
+        "characters": coverage.characters,
+        "unread_characters": coverage.unread_characters,
+        "unread_share": coverage.unread_share,
+        "window_count": coverage.window_count,
+        "truncated_windows": coverage.truncated_count,
+        "truncated_share": coverage.truncated_share,
+        "suggested_window_chars": coverage.suggested_size,
+    }
+
+
 def files_document(
-    corpus: Corpus, params: WindowParams, max_file_bytes: int, window_counts: dict[str, int]
+    corpus: Corpus,
+    params: WindowParams,
+    max_file_bytes: int,
+    window_counts: dict[str, int],
+    coverage: CorpusCoverage | None = None,
 ) -> dict[str, Any]:
     """Everything ``raglens files --json`` reports: what is indexed, in how many windows, and what is not."""
     files = [
@@ -98,6 +130,7 @@ def files_document(
             "encoding": source.encoding,
             "decoding_note": source.decoding_note,
             "window_count": window_counts[source.path],
+            "coverage": file_coverage_document(coverage.file(source.path) if coverage else None),
         }
         for source in corpus.files
     ]
@@ -109,6 +142,7 @@ def files_document(
         "file_count": len(files),
         "skipped_count": len(corpus.skipped),
         "window_count": sum(entry["window_count"] for entry in files),
+        "coverage": coverage_document(coverage),
         "files": files,
         "skipped": [
             {"path": skipped.path, "reason": skipped.reason.value, "detail": skipped.detail}

@@ -26,7 +26,7 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-SUBCOMMANDS = ("search", "files", "cache")
+SUBCOMMANDS = ("search", "files", "probe", "eval", "cache")
 
 _DESCRIPTION = """\
 See how rung-1 naive RAG behaves on your own files: fixed windows, one embedding model,
@@ -35,7 +35,10 @@ cosine top-k with no floor.
 commands:
   raglens PATH [QUERY]            open the explorer on PATH (a terminal app), QUERY typed in
   raglens search PATH QUERY       print the top-k windows for QUERY (--json for scripts)
-  raglens files PATH              list what would be indexed and what is skipped, and why
+  raglens files PATH              list what would be indexed and what is skipped, and why,
+                                  and how much of each file the model never reads
+  raglens probe PATH              run the four failure probes of naive RAG on PATH
+  raglens eval PATH GOLDEN.jsonl  recall@k, MRR and a calibrated floor for a golden set
   raglens cache info|clear        where the vector cache is, what it holds; empty it
 
 exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 130 interrupted
@@ -145,10 +148,51 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command == "search":
         parser.description = "Print the top-k windows of PATH for QUERY, ranked by cosine similarity."
         parser.add_argument("query", metavar="QUERY", help="the question to search for")
+        parser.add_argument(
+            "--prompt",
+            action="store_true",
+            help="also show the exact prompt an LLM would get: the top-k windows, cited, and the question",
+        )
         _add_model_arguments(parser)
+    elif command == "probe":
+        parser.description = (
+            "Run the four failure probes of naive RAG on PATH: an exact symbol, an answer cut by the "
+            "window grid, a question in other languages, questions the corpus cannot answer."
+        )
+        parser.add_argument(
+            "--probe",
+            dest="probes",
+            action="append",
+            default=[],
+            metavar="QUERY",
+            help="a probe of your own (repeatable)",
+        )
+        _add_model_arguments(parser)
+    elif command == "eval":
+        parser.description = "Evaluate retrieval on PATH against a golden set (one JSON object per line)."
+        parser.add_argument("golden", metavar="GOLDEN.jsonl", help='lines such as {"q": …, "expect": […]}')
+        parser.add_argument(
+            "--floor", type=float, default=None, help="a score floor: report what abstaining below it does"
+        )
+        parser.add_argument(
+            "--save",
+            nargs="?",
+            const=".",
+            default=None,
+            metavar="FOLDER",
+            help="write the report as a dated JSON file into FOLDER (default: the current folder)",
+        )
+        _add_model_arguments(parser)
+        parser.set_defaults(k=8)
     else:
         parser.description = (
-            "List what raglens would index under PATH, in how many windows, and what it skips."
+            "List what raglens would index under PATH, in how many windows, what it skips, and how "
+            "much of each file the model never reads."
+        )
+        parser.add_argument(
+            "--model",
+            default=None,
+            help="the model whose tokenizer measures coverage (default: the bundled all-MiniLM-L6-v2)",
         )
         parser.add_argument("-q", "--quiet", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -186,6 +230,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from raglens.cli.searching import run_search
 
             return run_search(args, _window_params(args), stderr)
+        if command == "probe":
+            from raglens.cli.probing import run_probe
+
+            return run_probe(args, _window_params(args), stderr)
+        if command == "eval":
+            from raglens.cli.evaluating import run_eval
+
+            return run_eval(args, _window_params(args), stderr)
         return _run_app(args)
     except RaglensError as error:
         stderr.print(f"raglens: {error}", markup=False)
@@ -231,15 +283,28 @@ def _run_app(args: argparse.Namespace) -> int:
 def _run_files(args: argparse.Namespace) -> int:
     from raglens.cli.documents import dump, files_document
     from raglens.cli.render import print_files
-    from raglens.pipeline import window_counts
+    from raglens.diagnostics.coverage import measure_coverage, token_counter_for
+    from raglens.pipeline import cut_corpus
 
     params = _window_params(args)
     corpus = _scan(args)
-    counts = window_counts(corpus, params)
-    if args.json:
-        print(dump(files_document(corpus, params, args.max_file_bytes, counts)))
+    windows = cut_corpus(corpus, params)
+    counts = {source.path: 0 for source in corpus.files}
+    for window in windows:
+        counts[window.path] += 1
+    counter = token_counter_for(args.model)
+    coverage = None
+    if counter is None:
+        stderr = Console(stderr=True, highlight=False)
+        stderr.print(
+            f"raglens: note: no tokenizer of {args.model} here; coverage is not measured", markup=False
+        )
     else:
-        print_files(Console(highlight=False), corpus, params, counts)
+        coverage = measure_coverage({source.path: source.text for source in corpus.files}, windows, counter)
+    if args.json:
+        print(dump(files_document(corpus, params, args.max_file_bytes, counts, coverage)))
+    else:
+        print_files(Console(highlight=False), corpus, params, counts, coverage)
     require_indexable(corpus, args.path)
     return ExitCode.OK
 

@@ -6,7 +6,11 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from raglens.cli.lab_render import diagnostics_renderable
 from raglens.corpus import Corpus
+from raglens.diagnostics.coverage import CorpusCoverage
+from raglens.diagnostics.describe import describe_lexical
+from raglens.diagnostics.query_report import QueryDiagnostics
 from raglens.display import excerpt, similarity_bar
 from raglens.embedding import Embedder
 from raglens.printable import printable
@@ -28,16 +32,24 @@ def search_header(
     return header
 
 
-def hits_renderable(result: SearchResult, corpus: Corpus, max_lines: int) -> RenderableType:
-    """Each hit: rank, score, bar and citation, then the first lines of its raw text."""
+def hits_renderable(
+    result: SearchResult, corpus: Corpus, max_lines: int, diagnostics: QueryDiagnostics | None = None
+) -> RenderableType:
+    """Each hit: rank, score, bar, citation and marks, then the first lines of its raw text."""
     parts: list[RenderableType] = []
-    for hit in result.hits:
+    for position, hit in enumerate(result.hits):
         line = Text()
         line.append(f"{hit.rank:>3}  ", style="bold")
         line.append(f"{hit.score:.3f} ", style="bold cyan")
         line.append(similarity_bar(hit.score), style="cyan")
         line.append("  ")
         line.append(printable(hit.window.citation), style="green")
+        if diagnostics is not None:
+            if diagnostics.above_noise(hit.score) is False:
+                line.append("  within noise", style="magenta")
+            mark = describe_lexical(diagnostics.lexical[position])
+            if mark:
+                line.append(printable(f"  ≡ {mark}"), style="yellow")
         parts.append(line)
         shown, hidden = excerpt(hit.window.text_in(corpus.file(hit.window.path).text), max_lines)
         for text_line in shown:
@@ -58,16 +70,39 @@ def print_search(
     corpus: Corpus,
     result: SearchResult,
     max_lines: int,
+    diagnostics: QueryDiagnostics | None = None,
 ) -> None:
     console.print(search_header(query, k, params, embedder, result, len(corpus.files)))
     console.print()
-    console.print(hits_renderable(result, corpus, max_lines))
+    console.print(hits_renderable(result, corpus, max_lines, diagnostics))
+    if diagnostics is not None:
+        console.print(diagnostics_renderable(diagnostics, result.hits, k))
+
+
+def coverage_summary(coverage: CorpusCoverage) -> Text:
+    """One paragraph: how many windows the model truncates, what it never reads, what size would fit."""
+    text = Text(style="yellow")
+    limit = coverage.token_limit
+    text.append(
+        f"the model reads {limit} tokens of each window: {coverage.truncated_count:,} of "
+        f"{coverage.window_count:,} windows ({coverage.truncated_share:.0%}) are cut short, and "
+        f"{coverage.unread_characters:,} characters ({coverage.unread_share:.1%}) are read by no window"
+        if limit is not None
+        else "the model reads every window whole"
+    )
+    if coverage.suggested_size is not None:
+        text.append(f"; windows of about {coverage.suggested_size} characters would fit it")
+    return text
 
 
 def print_files(
-    console: Console, corpus: Corpus, params: WindowParams, window_counts: dict[str, int]
+    console: Console,
+    corpus: Corpus,
+    params: WindowParams,
+    window_counts: dict[str, int],
+    coverage: CorpusCoverage | None = None,
 ) -> None:
-    """The indexed files with their window counts, then every skipped file with its reason."""
+    """The indexed files with their window counts and unread share, then every skipped file and why."""
     total = sum(window_counts.values())
     console.print(
         Text(
@@ -76,19 +111,23 @@ def print_files(
             style="bold",
         )
     )
+    if coverage is not None:
+        console.print(coverage_summary(coverage))
     if corpus.files:
         table = Table(box=None, pad_edge=False, show_edge=False)
         table.add_column("windows", justify="right")
         table.add_column("bytes", justify="right")
+        if coverage is not None:
+            table.add_column("unread", justify="right")
         table.add_column("path")
         table.add_column("note", style="yellow")
         for source in corpus.files:
-            table.add_row(
-                str(window_counts[source.path]),
-                f"{source.size_bytes:,}",
-                Text(printable(source.path)),
-                Text(printable(source.decoding_note)),
-            )
+            row: list[RenderableType] = [str(window_counts[source.path]), f"{source.size_bytes:,}"]
+            entry = coverage.file(source.path) if coverage is not None else None
+            if coverage is not None:
+                row.append(f"{entry.unread_share:.0%}" if entry is not None else "")
+            row += [Text(printable(source.path)), Text(printable(source.decoding_note))]
+            table.add_row(*row)
         console.print(table)
     if corpus.skipped:
         console.print(Text("\nskipped", style="bold"))
@@ -96,6 +135,10 @@ def print_files(
         skipped.add_column("reason", style="dim")
         skipped.add_column("path", style="dim")
         skipped.add_column("detail", style="dim")
-        for entry in corpus.skipped:
-            skipped.add_row(entry.reason.value, Text(printable(entry.path)), Text(printable(entry.detail)))
+        for entry_skipped in corpus.skipped:
+            skipped.add_row(
+                entry_skipped.reason.value,
+                Text(printable(entry_skipped.path)),
+                Text(printable(entry_skipped.detail)),
+            )
         console.print(skipped)

@@ -12,22 +12,29 @@ from pathlib import Path
 from rich.console import Console
 
 from raglens.cli.documents import dump, search_document
+from raglens.cli.lab_documents import diagnostics_document, prompt_document
+from raglens.cli.lab_render import print_prompt
 from raglens.cli.main import cache_dir
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
 from raglens.corpus import Corpus, CorpusOptions
+from raglens.diagnostics.coverage import token_counter_for
+from raglens.diagnostics.noise_floor import measure_noise_floor
+from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
+from raglens.diagnostics.query_report import diagnose_query
 from raglens.embedding import Embedder, SentenceTransformerEmbedder, choose_precision, runs_on_cpu
 from raglens.errors import BadInputError
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.index import VectorIndex
 from raglens.onnx_model import export_model, export_path, export_wanted, load_exported
 from raglens.pipeline import PipelineStep, WindowsEmbedded, build_index, read_corpus, search_index
+from raglens.search import SearchResult
 from raglens.vector_cache import ModelCache, VectorCache
 from raglens.windows import WindowParams
 
 
 @contextlib.contextmanager
-def _stdout_kept_for_data(json_mode: bool) -> Iterator[None]:
+def stdout_kept_for_data(json_mode: bool) -> Iterator[None]:
     """In JSON mode, send anything the model libraries print to stderr, so stdout holds one document."""
     if not json_mode:
         yield
@@ -47,9 +54,25 @@ class CacheUse:
     embedded: int
 
 
-def _prepare(
+@dataclass(frozen=True)
+class PreparedIndex:
+    """A corpus read, its windows embedded (or taken from the cache), and the model to ask."""
+
+    corpus: Corpus
+    embedder: Embedder
+    index: VectorIndex
+    cache_use: CacheUse
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """Path to text of every indexed file, in corpus order."""
+        return {source.path: source.text for source in self.corpus.files}
+
+
+def prepare_index(
     args: argparse.Namespace, params: WindowParams, narrator: Narrator, stderr: Console
-) -> tuple[Corpus, Embedder, VectorIndex, CacheUse]:
+) -> PreparedIndex:
+    """Read the corpus, load the fastest exact engine for the model, and fill the index."""
     if args.k <= 0:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
     corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
@@ -86,7 +109,7 @@ def _prepare(
         folder = cache.path.parent if model_cache is not None and cache is not None else None
         kept = fingerprint if folder is not None else None
         use = CacheUse(folder, kept, index.window_count - counted.embedded, counted.embedded)
-    return corpus, embedder, index, use
+    return PreparedIndex(corpus, embedder, index, use)
 
 
 def _print_warnings(cache: VectorCache, stderr: Console) -> None:
@@ -135,9 +158,18 @@ class _CountingNarrator:
 def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
     """Index ``args.path``, rank it against ``args.query`` and print the hits (or one JSON document)."""
     json_mode = bool(getattr(args, "json", False))
-    with Narrator(stderr, quiet=args.quiet) as narrator, _stdout_kept_for_data(json_mode):
-        corpus, embedder, index, cache_use = _prepare(args, params, narrator, stderr)
+    with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
+        prepared = prepare_index(args, params, narrator, stderr)
+        corpus, embedder, index, cache_use = (
+            prepared.corpus,
+            prepared.embedder,
+            prepared.index,
+            prepared.cache_use,
+        )
         result = search_index(index, embedder, args.query, args.k)
+        noise = measure_noise_floor(index, embedder.encode_query)
+        diagnostics = diagnose_query(args.query, result, args.k, prepared.texts, index.windows, noise)
+        prompt = prompt_preview(args, args.query, result, prepared.texts) if args.prompt else None
         _export_for_next_time(cache_use, embedder, narrator, stderr)
     if json_mode:
         document = search_document(
@@ -154,10 +186,17 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             "from_cache": cache_use.from_cache,
             "embedded": cache_use.embedded,
         }
+        document["diagnostics"] = diagnostics_document(diagnostics)
+        for hit, match in zip(document["hits"], diagnostics.lexical, strict=True):
+            hit["lexical"] = {"quotes_query": match.quotes_query, "identifiers": list(match.identifiers)}
+            hit["above_noise"] = diagnostics.above_noise(hit["score"])
+        if prompt is not None:
+            document["prompt"] = prompt_document(prompt)
         print(dump(document))
     else:
+        console = Console(highlight=False)
         print_search(
-            Console(highlight=False),
+            console,
             query=args.query,
             k=args.k,
             params=params,
@@ -165,5 +204,17 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             corpus=corpus,
             result=result,
             max_lines=args.max_lines,
+            diagnostics=diagnostics,
         )
+        if prompt is not None:
+            print_prompt(console, prompt)
     return 0
+
+
+def prompt_preview(
+    args: argparse.Namespace, query: str, result: SearchResult, texts: dict[str, str]
+) -> PromptPreview:
+    """The prompt an LLM would get for ``query``, counted with the model's tokenizer where it is here."""
+    text = assemble_prompt(query, result.hits, texts)
+    counter = token_counter_for(args.model)
+    return PromptPreview(text, counter.count(text) if counter else None, len(result.hits))

@@ -1,0 +1,85 @@
+"""``raglens eval``: a golden set against the corpus, with recall@k, MRR and a calibrated floor."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, parameters_document
+from raglens.cli.lab_documents import eval_document
+from raglens.cli.lab_render import print_eval
+from raglens.cli.narration import Narrator
+from raglens.cli.searching import prepare_index, stdout_kept_for_data
+from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
+from raglens.diagnostics.golden import read_golden
+from raglens.errors import BadInputError
+from raglens.windows import WindowParams
+
+
+def run_eval(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
+    """Read the golden set first (a bad line fails before any model loads), then index and score it."""
+    if args.floor is not None and not math.isfinite(args.floor):
+        raise BadInputError(f"--floor must be a number, got {args.floor}")
+    save_folder = _save_folder(args.save)
+    cases = read_golden(args.golden)
+    json_mode = bool(args.json)
+    with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
+        prepared = prepare_index(args, params, narrator, stderr)
+        texts = prepared.texts
+        resolved = resolve_refs(cases, texts)
+        embedder, index = prepared.embedder, prepared.index
+        narrator.say(f"evaluating {len(cases)} case(s) at k={args.k}")
+        results = [
+            evaluate_case(case, index.dot(embedder.encode_query(case.query)), index.windows, resolved, args.k)
+            for case in cases
+        ]
+    report = summarise(results, args.k, args.floor)
+    document: dict[str, Any] = {
+        "schema": SCHEMA_VERSION,
+        "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "corpus": str(prepared.corpus.root),
+        "golden": str(Path(args.golden).resolve()),
+        "parameters": parameters_document(params, args.max_file_bytes),
+        "model": model_document(embedder),
+        "window_count": index.window_count,
+        **eval_document(report),
+    }
+    if save_folder is not None:
+        saved = _save(save_folder, document)
+        stderr.print(f"raglens: saved the report to {saved}", markup=False)
+    if json_mode:
+        print(dump(document))
+    else:
+        print_eval(Console(highlight=False), report)
+    return 0
+
+
+def _save_folder(save: str | None) -> Path | None:
+    """The folder ``--save`` names, checked before minutes of embedding rather than after."""
+    if save is None:
+        return None
+    folder = Path(save).expanduser()
+    if not folder.is_dir():
+        raise BadInputError(f"--save {save}: no such folder")
+    return folder
+
+
+def _save(folder: Path, document: dict[str, Any]) -> Path:
+    """Write ``document`` as ``raglens-eval-<UTC time>.json`` (a new name each run: a ledger row)."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target = folder / f"raglens-eval-{stamp}.json"
+    counter = 1
+    while target.exists():
+        counter += 1
+        target = folder / f"raglens-eval-{stamp}-{counter}.json"
+    try:
+        target.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise BadInputError(f"cannot write {target}: {error.strerror or error}") from None
+    return target

@@ -1,0 +1,133 @@
+"""The JSON shapes of the diagnostics: per-query instruments, prompts, probes and evaluation reports."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from raglens.diagnostics.evaluation import EvalReport
+from raglens.diagnostics.probes import ProbeResult
+from raglens.diagnostics.prompt import PromptPreview
+from raglens.diagnostics.query_report import QueryDiagnostics
+from raglens.diagnostics.score_profile import BIN_COUNT, BIN_FLOOR, BIN_WIDTH
+
+
+def diagnostics_document(diagnostics: QueryDiagnostics) -> dict[str, Any]:
+    """Score distribution, noise floor, straddles and (for an identifier) where it literally is."""
+    profile = diagnostics.profile
+    noise = diagnostics.noise
+    identifier = diagnostics.identifier
+    return {
+        "scores": {
+            "ranked": profile.ranked_count,
+            "bins": {"floor": BIN_FLOOR, "width": BIN_WIDTH, "count": BIN_COUNT},
+            "histogram": list(profile.counts),
+            "top": profile.top_score,
+            "kth": profile.kth_score,
+            "next": profile.next_score,
+            "gap": profile.gap,
+            "median": profile.median,
+            "mean": profile.mean,
+            "std": profile.std,
+            "top_z": profile.top_z,
+        },
+        "noise_floor": None
+        if noise is None
+        else {
+            "low": noise.low,
+            "high": noise.high,
+            "controls": [asdict(control) for control in noise.controls],
+        },
+        "straddles": [
+            {
+                "path": straddle.path,
+                "ranks": [straddle.first.rank, straddle.second.rank],
+                "cut": list(straddle.cut),
+                "note": straddle.describe(),
+            }
+            for straddle in diagnostics.straddles
+        ],
+        "identifier": None
+        if identifier is None
+        else {
+            "identifier": identifier.identifier,
+            "occurrences": [{"path": o.path, "line": o.line} for o in identifier.occurrences],
+            "windows": [
+                {"citation": entry.window.citation, "rank": entry.rank, "score": entry.score}
+                for entry in identifier.windows
+            ],
+            "summary": identifier.describe(),
+        },
+    }
+
+
+def prompt_document(prompt: PromptPreview) -> dict[str, Any]:
+    return {"text": prompt.text, "token_count": prompt.token_count, "context_windows": prompt.context_count}
+
+
+def probe_document(result: ProbeResult) -> dict[str, Any]:
+    return {
+        "probe": result.name,
+        "queries": list(result.queries),
+        "top_scores": list(result.top_scores),
+        "watched": [asdict(window) for window in result.windows],
+        "explanation": list(result.explanation),
+        "warning": result.warning,
+    }
+
+
+def eval_document(report: EvalReport) -> dict[str, Any]:
+    """Recall@k, MRR, per kind, calibration, abstention and one row per case."""
+    calibration = report.calibration
+    abstention = report.abstention
+    return {
+        "k": report.k,
+        "cases": len(report.results),
+        "positives": len(report.positives),
+        "recall_at_k": report.recall,
+        "mrr": report.mrr,
+        "kinds": [
+            {
+                "kind": kind.kind,
+                "cases": kind.cases,
+                "positives": kind.positives,
+                "found": kind.found,
+                "recall_at_k": kind.recall,
+                "mrr": kind.mrr,
+            }
+            for kind in report.kinds
+        ],
+        "calibration": {
+            "lowest_found_top": calibration.lowest_found_top,
+            "highest_negative_top": calibration.highest_negative_top,
+            "separable": calibration.separable,
+            "suggested_floor": calibration.suggested_floor,
+            "suggested_note": calibration.suggested_note,
+        },
+        "abstention": None
+        if abstention is None
+        else {
+            "floor": abstention.floor,
+            "negatives": abstention.negatives,
+            "abstained": abstention.abstained,
+            "abstain_rate": abstention.abstain_rate,
+            "positives": abstention.positives,
+            "false_weak": abstention.false_weak,
+            "false_weak_rate": abstention.false_weak_rate,
+        },
+        "results": [
+            {
+                "line": row.case.line,
+                "query": row.case.query,
+                "kind": row.case.kind,
+                "mode": row.case.mode,
+                "expect": [str(ref) for ref in row.case.expect],
+                "ref_ranks": list(row.ref_ranks),
+                "rank": row.rank,
+                "found": row.found,
+                "top_score": row.top_score,
+                "hits": [asdict(hit) for hit in row.hits],
+            }
+            for row in report.results
+        ],
+    }

@@ -1,0 +1,51 @@
+"""``raglens probe``: the failure lab on the user's corpus, printed or as one JSON document."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, parameters_document
+from raglens.cli.lab_documents import probe_document
+from raglens.cli.lab_render import print_probes
+from raglens.cli.narration import Narrator
+from raglens.cli.searching import prepare_index, stdout_kept_for_data
+from raglens.diagnostics.probes import ProbeContext, run_probes
+from raglens.errors import BadInputError
+from raglens.search import SearchResult, rank
+from raglens.windows import WindowParams
+
+
+def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
+    """Index ``args.path`` and run the four built-in probes plus the user's own."""
+    blank = [position for position, query in enumerate(args.probes, start=1) if not query.strip()]
+    if blank:
+        raise BadInputError(f"--probe number {blank[0]} is empty; give it a question")
+    json_mode = bool(args.json)
+    with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
+        prepared = prepare_index(args, params, narrator, stderr)
+        embedder, index = prepared.embedder, prepared.index
+
+        def ranked(query: str, k: int) -> SearchResult:
+            return rank(index, embedder.encode_query(query), k)
+
+        narrator.say("running the probes")
+        context = ProbeContext(prepared.texts, index.windows, ranked, args.k, embedder.name)
+        results = run_probes(context, args.probes)
+    if json_mode:
+        print(
+            dump(
+                {
+                    "schema": SCHEMA_VERSION,
+                    "k": args.k,
+                    "parameters": parameters_document(params, args.max_file_bytes),
+                    "model": model_document(embedder),
+                    "window_count": index.window_count,
+                    "probes": [probe_document(result) for result in results],
+                }
+            )
+        )
+    else:
+        print_probes(Console(highlight=False), results)
+    return 0

@@ -1,0 +1,163 @@
+"""What the model never reads: characters past every window's token limit.
+
+A window longer than the model's limit is embedded from its first tokens only; the tail is silently
+ignored. When that tail ends before the next window starts, no embedding sees those characters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from raglens.embedding import DEFAULT_MODEL_NAME
+from raglens.embedding_events import ReadingExtent
+from raglens.fingerprint import max_seq_length_of, model_folder
+from raglens.tokens import TokenCounter
+from raglens.windows import Window
+
+
+@dataclass(frozen=True)
+class FileCoverage:
+    """How much of one file the model reads through its windows."""
+
+    path: str
+    characters: int
+    unread_spans: tuple[tuple[int, int], ...]
+    """(start, end) offsets of the characters that no window's embedding reads, in order."""
+    window_count: int
+    truncated_count: int
+    """Windows the model stops reading before their end."""
+
+    @property
+    def unread_characters(self) -> int:
+        return sum(end - start for start, end in self.unread_spans)
+
+    @property
+    def unread_share(self) -> float:
+        """The share of the file's characters no embedding sees, 0..1."""
+        return self.unread_characters / self.characters if self.characters else 0.0
+
+
+@dataclass(frozen=True)
+class CorpusCoverage:
+    """Coverage of every file, and what window size would fit the model."""
+
+    files: tuple[FileCoverage, ...]
+    token_limit: int | None
+    """Tokens of text the model reads per window, or None when it reads everything."""
+    suggested_size: int | None
+    """Characters that three windows in four fit whole, when windows are truncated; else None."""
+
+    @property
+    def characters(self) -> int:
+        return sum(entry.characters for entry in self.files)
+
+    @property
+    def unread_characters(self) -> int:
+        return sum(entry.unread_characters for entry in self.files)
+
+    @property
+    def unread_share(self) -> float:
+        return self.unread_characters / self.characters if self.characters else 0.0
+
+    @property
+    def window_count(self) -> int:
+        return sum(entry.window_count for entry in self.files)
+
+    @property
+    def truncated_count(self) -> int:
+        return sum(entry.truncated_count for entry in self.files)
+
+    @property
+    def truncated_share(self) -> float:
+        return self.truncated_count / self.window_count if self.window_count else 0.0
+
+    def file(self, path: str) -> FileCoverage | None:
+        return next((entry for entry in self.files if entry.path == path), None)
+
+
+def is_truncated(window: Window, extent: ReadingExtent) -> bool:
+    """Whether the model stops reading ``window`` before its end."""
+    return extent.chars_read < window.length
+
+
+def unread_spans(
+    text_length: int, windows: Sequence[Window], extents: Sequence[ReadingExtent]
+) -> tuple[tuple[int, int], ...]:
+    """The spans of a text of ``text_length`` characters that no window's read part covers."""
+    read = sorted(
+        (window.start, window.start + min(extent.chars_read, window.length))
+        for window, extent in zip(windows, extents, strict=True)
+    )
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for start, end in read:
+        if start > position:
+            spans.append((position, start))
+        position = max(position, end)
+    if position < text_length:
+        spans.append((position, text_length))
+    return tuple(spans)
+
+
+def file_coverage(
+    path: str, text_length: int, windows: Sequence[Window], extents: Sequence[ReadingExtent]
+) -> FileCoverage:
+    """Coverage of one file from its windows and their reading extents."""
+    truncated = sum(is_truncated(w, e) for w, e in zip(windows, extents, strict=True))
+    return FileCoverage(
+        path, text_length, unread_spans(text_length, windows, extents), len(windows), truncated
+    )
+
+
+def suggest_window_size(windows: Sequence[Window], extents: Sequence[ReadingExtent]) -> int | None:
+    """A window size in characters that the model would read whole three times in four.
+
+    From what it did read of each truncated window (the characters its token limit holds), the
+    lower quartile, rounded down to 50; None when no window is truncated.
+    """
+    read = sorted(
+        extent.chars_read
+        for window, extent in zip(windows, extents, strict=True)
+        if is_truncated(window, extent)
+    )
+    if not read:
+        return None
+    quartile = read[max(0, math.ceil(len(read) / 4) - 1)]
+    return max(50, quartile // 50 * 50)
+
+
+def corpus_coverage(
+    file_lengths: dict[str, int],
+    windows: Sequence[Window],
+    extents: Sequence[ReadingExtent],
+    token_limit: int | None,
+) -> CorpusCoverage:
+    """Coverage of every file in ``file_lengths`` (path to characters), in that order."""
+    by_file: dict[str, list[tuple[Window, ReadingExtent]]] = defaultdict(list)
+    for window, extent in zip(windows, extents, strict=True):
+        by_file[window.path].append((window, extent))
+    files = []
+    for path, length in file_lengths.items():
+        pairs = by_file.get(path, [])
+        files.append(file_coverage(path, length, [w for w, _ in pairs], [e for _, e in pairs]))
+    return CorpusCoverage(tuple(files), token_limit, suggest_window_size(windows, extents))
+
+
+def measure_coverage(
+    file_texts: dict[str, str], windows: Sequence[Window], counter: TokenCounter
+) -> CorpusCoverage:
+    """Coverage of a corpus's windows, tokenised with the model's own tokenizer (no model needed)."""
+    extents = counter.reading_extents([w.text_in(file_texts[w.path]) for w in windows])
+    lengths = {path: len(text) for path, text in file_texts.items()}
+    return corpus_coverage(lengths, windows, extents, counter.content_limit)
+
+
+def token_counter_for(model: str | None) -> TokenCounter | None:
+    """A token counter for ``model`` (None: the bundled one), or None when its files are not here."""
+    folder = model_folder(model)
+    if folder is None or not (folder / "tokenizer.json").is_file():
+        return None
+    return TokenCounter(folder, model or DEFAULT_MODEL_NAME, max_seq_length_of(folder))

@@ -1,0 +1,70 @@
+"""The instruments' findings as short plain sentences and marker lines, shared by the CLI and the app."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from raglens.diagnostics.lexical import LexicalMatch
+from raglens.diagnostics.noise_floor import NoiseFloor
+from raglens.diagnostics.score_profile import BIN_COUNT, BIN_FLOOR, BIN_WIDTH, ScoreProfile, bin_of, sparkline
+from raglens.search import Hit
+
+SCALE_LABELS = (f"{BIN_FLOOR:.2f}", f"{BIN_FLOOR + BIN_COUNT * BIN_WIDTH:.2f}")
+"""The ends of the fixed score axis every distribution is drawn on."""
+
+
+def distribution_line(profile: ScoreProfile) -> str:
+    """The histogram of every window's score on the fixed axis, as block characters."""
+    return sparkline(profile.counts)
+
+
+def marker_line(profile: ScoreProfile, noise: NoiseFloor | None) -> str:
+    """Under the histogram: ``~`` for the noise band, ``k`` at the k-th score, ``▲`` at the top."""
+    marks = [" "] * BIN_COUNT
+    if noise is not None:
+        for position in range(bin_of(noise.low), bin_of(noise.high) + 1):
+            marks[position] = "~"
+    marks[bin_of(profile.kth_score)] = "k"
+    marks[bin_of(profile.top_score)] = "▲"
+    return "".join(marks)
+
+
+def describe_profile(profile: ScoreProfile, k: int) -> str:
+    """E.g. ``top 0.63, 4.1 sd above the mean 0.12; #5 0.45, #6 0.44 (gap 0.010)``."""
+    if profile.ranked_count == 0:
+        return "no window is embedded yet"
+    text = (
+        f"{profile.ranked_count:,} windows scored: top {profile.top_score:.3f}, {profile.top_z:.1f} sd "
+        f"above the mean {profile.mean:.3f}"
+    )
+    shown = min(k, profile.ranked_count)
+    text += f"; #{shown} {profile.kth_score:.3f}"
+    if profile.next_score is not None and profile.gap is not None:
+        text += f", #{shown + 1} {profile.next_score:.3f} (gap {profile.gap:.3f})"
+    return text
+
+
+def describe_noise(noise: NoiseFloor | None, hits: Sequence[Hit]) -> str:
+    """How many hits stand above the best score of the off-topic control questions."""
+    if noise is None:
+        return "noise floor: not measured yet"
+    above = sum(noise.stands_above(hit.score) for hit in hits)
+    verdict = (
+        "none stands above noise: this looks like a question the corpus cannot answer"
+        if above == 0
+        else f"{above} of {len(hits)} hit(s) stand above it"
+    )
+    return (
+        f"noise floor {noise.low:.3f}-{noise.high:.3f} (best scores of {len(noise.controls)} off-topic "
+        f"questions): {verdict}"
+    )
+
+
+def describe_lexical(match: LexicalMatch) -> str:
+    """A hit's literal mark: ``quotes the query`` and/or ``contains name``; empty for none."""
+    parts = []
+    if match.quotes_query:
+        parts.append("quotes the query")
+    if match.identifiers:
+        parts.append("contains " + ", ".join(match.identifiers))
+    return "; ".join(parts)

@@ -1,0 +1,255 @@
+"""Golden-set evaluation: recall@k, MRR, per-kind results, and where a score floor would have to sit.
+
+Pure arithmetic over rankings; the caller embeds and ranks. A hit answers ``path`` when it is any
+window of that file, and ``path::symbol`` when its window overlaps the symbol's definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from raglens.diagnostics.golden import ExpectedRef, GoldenCase
+from raglens.diagnostics.symbols import Definition, find_definitions
+from raglens.errors import BadInputError
+from raglens.windows import Window
+
+
+@dataclass(frozen=True)
+class RankedHit:
+    """One of a case's top hits, as the report keeps it."""
+
+    citation: str
+    score: float
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """How one golden case fared."""
+
+    case: GoldenCase
+    ref_ranks: tuple[int | None, ...]
+    """The best rank of a window answering each expected ref, over the whole ranking."""
+    top_score: float
+    hits: tuple[RankedHit, ...]
+    k: int
+
+    @property
+    def rank(self) -> int | None:
+        """The rank at which the expectation is met (every ref for ``all``, one for ``any``)."""
+        if self.case.is_negative or (any(r is None for r in self.ref_ranks) and self.case.mode == "all"):
+            return None
+        known = [r for r in self.ref_ranks if r is not None]
+        if not known:
+            return None
+        return max(known) if self.case.mode == "all" else min(known)
+
+    @property
+    def found(self) -> bool:
+        """Whether the expectation is met within the top k (never, for a negative)."""
+        return self.rank is not None and self.rank <= self.k
+
+
+@dataclass(frozen=True)
+class KindSummary:
+    """Recall and MRR over the cases of one kind."""
+
+    kind: str
+    cases: int
+    positives: int
+    found: int
+    mrr: float
+
+    @property
+    def recall(self) -> float | None:
+        return self.found / self.positives if self.positives else None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Where real answers' top scores and unanswerable questions' top scores meet."""
+
+    lowest_found_top: float | None
+    """The lowest top score among positives that were found."""
+    highest_negative_top: float | None
+    """The highest top score among negatives."""
+
+    @property
+    def separable(self) -> bool | None:
+        """Whether a floor exists that keeps every found positive and rejects every negative."""
+        if self.lowest_found_top is None or self.highest_negative_top is None:
+            return None
+        return self.lowest_found_top > self.highest_negative_top
+
+    @property
+    def suggested_floor(self) -> float | None:
+        """Below this, abstain: no found positive scored lower (midway to the negatives when separable)."""
+        if self.lowest_found_top is None or self.highest_negative_top is None:
+            return None
+        if self.separable:
+            return (self.lowest_found_top + self.highest_negative_top) / 2
+        return self.lowest_found_top
+
+    @property
+    def suggested_note(self) -> float | None:
+        """Between the floor and this, answer with a note that the evidence is weak."""
+        if self.lowest_found_top is None or self.highest_negative_top is None:
+            return None
+        if self.separable:
+            return self.suggested_floor
+        return self.highest_negative_top
+
+
+@dataclass(frozen=True)
+class Abstention:
+    """What a score floor would do: abstain on negatives (good) and on positives (false-weak, bad)."""
+
+    floor: float
+    negatives: int
+    abstained: int
+    positives: int
+    false_weak: int
+
+    @property
+    def abstain_rate(self) -> float | None:
+        return self.abstained / self.negatives if self.negatives else None
+
+    @property
+    def false_weak_rate(self) -> float | None:
+        return self.false_weak / self.positives if self.positives else None
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """Everything one evaluation run measured."""
+
+    k: int
+    results: tuple[CaseResult, ...]
+    kinds: tuple[KindSummary, ...]
+    calibration: Calibration
+    abstention: Abstention | None
+
+    @property
+    def positives(self) -> list[CaseResult]:
+        return [r for r in self.results if not r.case.is_negative]
+
+    @property
+    def recall(self) -> float | None:
+        """Recall@k: the share of answerable questions whose expectation is met in the top k."""
+        positives = self.positives
+        return sum(r.found for r in positives) / len(positives) if positives else None
+
+    @property
+    def mrr(self) -> float | None:
+        """Mean reciprocal rank over answerable questions, 0 for those not found in the top k."""
+        positives = self.positives
+        return _mrr(positives) if positives else None
+
+    @property
+    def misses(self) -> list[CaseResult]:
+        return [r for r in self.positives if not r.found]
+
+
+def _mrr(results: Sequence[CaseResult]) -> float:
+    return sum(1 / r.rank for r in results if r.found and r.rank) / len(results) if results else 0.0
+
+
+def resolve_refs(
+    cases: Sequence[GoldenCase], texts: Mapping[str, str]
+) -> dict[ExpectedRef, tuple[Definition, ...]]:
+    """Each expected ref's definitions (none for a whole file); an error listing every unknown one."""
+    definitions: dict[str, list[Definition]] = {}
+    resolved: dict[ExpectedRef, tuple[Definition, ...]] = {}
+    problems = []
+    for case in cases:
+        for ref in case.expect:
+            if ref in resolved:
+                continue
+            if ref.path not in texts:
+                problems.append(f"line {case.line}: {ref.path} is not an indexed file of this corpus")
+                continue
+            if ref.symbol is None:
+                resolved[ref] = ()
+                continue
+            if ref.path not in definitions:
+                definitions[ref.path] = find_definitions(ref.path, texts[ref.path])
+            matching = _matching_definitions(definitions[ref.path], ref.symbol)
+            if not matching:
+                problems.append(f"line {case.line}: no definition of {ref.symbol} found in {ref.path}")
+                continue
+            resolved[ref] = matching
+    if problems:
+        raise BadInputError(
+            "the golden set names what this corpus does not have:\n  " + "\n  ".join(problems)
+        )
+    return resolved
+
+
+def _matching_definitions(definitions: Sequence[Definition], symbol: str) -> tuple[Definition, ...]:
+    """Definitions named ``symbol`` exactly, else the one whose dotted name ends with it."""
+    exact = tuple(d for d in definitions if d.name == symbol)
+    if exact:
+        return exact
+    suffixed = tuple(d for d in definitions if d.name.endswith(f".{symbol}"))
+    return suffixed if len(suffixed) == 1 else ()
+
+
+def answers(window: Window, ref: ExpectedRef, definitions: Sequence[Definition]) -> bool:
+    """Whether ``window`` answers ``ref``: any window of the file, or one overlapping the definition."""
+    if window.path != ref.path:
+        return False
+    return ref.symbol is None or any(d.overlaps(window.start, window.end) for d in definitions)
+
+
+def full_ranks(scores: np.ndarray) -> np.ndarray:
+    """The 1-based rank of every row: higher scores first, equal scores in corpus order."""
+    order = np.lexsort((np.arange(scores.shape[0]), -scores))
+    ranks = np.empty_like(order)
+    ranks[order] = np.arange(1, scores.shape[0] + 1)
+    return ranks
+
+
+def evaluate_case(
+    case: GoldenCase,
+    scores: np.ndarray,
+    windows: Sequence[Window],
+    resolved: Mapping[ExpectedRef, Sequence[Definition]],
+    k: int,
+) -> CaseResult:
+    """How ``case`` fares when its query scored ``scores`` (one per window, in corpus order)."""
+    ranks = full_ranks(scores)
+    ref_ranks = []
+    for ref in case.expect:
+        rows = [row for row, window in enumerate(windows) if answers(window, ref, resolved[ref])]
+        ref_ranks.append(int(ranks[rows].min()) if rows else None)
+    best = np.argsort(ranks)[:k]
+    hits = tuple(RankedHit(windows[row].citation, float(scores[row])) for row in best)
+    return CaseResult(case, tuple(ref_ranks), float(scores.max()) if scores.size else 0.0, hits, k)
+
+
+def summarise(results: Sequence[CaseResult], k: int, floor: float | None = None) -> EvalReport:
+    """The report over every case: recall@k, MRR, per kind, calibration and (with a floor) abstention."""
+    kinds = []
+    for kind in dict.fromkeys(r.case.kind for r in results):
+        of_kind = [r for r in results if r.case.kind == kind]
+        positives = [r for r in of_kind if not r.case.is_negative]
+        kinds.append(
+            KindSummary(kind, len(of_kind), len(positives), sum(r.found for r in positives), _mrr(positives))
+        )
+    found_tops = [r.top_score for r in results if r.found]
+    negative_tops = [r.top_score for r in results if r.case.is_negative]
+    calibration = Calibration(min(found_tops, default=None), max(negative_tops, default=None))
+    abstention = None
+    if floor is not None:
+        positives = [r for r in results if not r.case.is_negative]
+        negatives = [r for r in results if r.case.is_negative]
+        abstention = Abstention(
+            floor,
+            len(negatives),
+            sum(r.top_score < floor for r in negatives),
+            len(positives),
+            sum(r.top_score < floor for r in positives),
+        )
+    return EvalReport(k, tuple(results), tuple(kinds), calibration, abstention)

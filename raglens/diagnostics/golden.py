@@ -1,0 +1,121 @@
+"""Golden sets: questions with the files or symbols that should answer them, one JSON object a line.
+
+The format is milvus-rag's: ``q``, ``expect`` (``path`` or ``path::symbol``; ``[]`` for a question
+the corpus cannot answer), ``mode`` (``all`` or ``any``) and a free ``kind`` label; ``#`` lines and
+blank lines are allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from raglens.errors import BadInputError
+
+MODES = ("all", "any")
+
+
+class GoldenFileError(BadInputError):
+    """A golden file that cannot be read, or a line of it that is not a valid case."""
+
+
+@dataclass(frozen=True)
+class ExpectedRef:
+    """One expected answer: a file, or a symbol defined in it."""
+
+    path: str
+    symbol: str | None = None
+    """A dotted name such as ``Queue.drain``; None for the whole file."""
+
+    def __str__(self) -> str:
+        return self.path if self.symbol is None else f"{self.path}::{self.symbol}"
+
+    @classmethod
+    def parse(cls, text: str) -> ExpectedRef:
+        path, separator, symbol = text.partition("::")
+        path = path.strip().replace("\\", "/").removeprefix("./")
+        if not path:
+            raise ValueError(f"{text!r} names no path")
+        if separator and not symbol.strip():
+            raise ValueError(f"{text!r} has '::' but no symbol after it")
+        return cls(path, symbol.strip() or None)
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """One question and what should answer it."""
+
+    line: int
+    """The 1-based line of the golden file it came from."""
+    query: str
+    expect: tuple[ExpectedRef, ...]
+    mode: str = "all"
+    kind: str = "unlabelled"
+
+    @property
+    def is_negative(self) -> bool:
+        """A question the corpus cannot answer: nothing is expected."""
+        return not self.expect
+
+
+def _case_from(document: Any, line: int) -> GoldenCase:
+    if not isinstance(document, dict):
+        raise ValueError(f"expected a JSON object, got {type(document).__name__}")
+    query = document.get("q")
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError('"q" must be a non-empty string')
+    expect = document.get("expect")
+    if not isinstance(expect, list) or not all(isinstance(entry, str) for entry in expect):
+        raise ValueError('"expect" must be a list of "path" or "path::symbol" strings ([] for a negative)')
+    mode = document.get("mode", "all")
+    if mode not in MODES:
+        raise ValueError(f'"mode" must be "all" or "any", got {mode!r}')
+    kind = document.get("kind", "negative" if not expect else "unlabelled")
+    if not isinstance(kind, str) or not kind.strip():
+        raise ValueError('"kind" must be a non-empty string when given')
+    refs = tuple(ExpectedRef.parse(entry) for entry in expect)
+    return GoldenCase(line, query, refs, mode, kind.strip())
+
+
+def parse_golden_line(text: str, line: int) -> GoldenCase | None:
+    """The case on one line of a golden file; None for a blank or ``#`` line.
+
+    Raises only GoldenFileError, with the line number in its message.
+    """
+    stripped = text.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    try:
+        document = json.loads(stripped)
+        return _case_from(document, line)
+    except (ValueError, RecursionError) as error:
+        detail = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+        raise GoldenFileError(f"line {line}: {detail}") from None
+
+
+def read_golden(path: str | os.PathLike[str]) -> list[GoldenCase]:
+    """Every case of the golden file at ``path``; an error naming the file and line for a bad one."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise GoldenFileError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise GoldenFileError(f"cannot read golden file {source}: {error.strerror or error}") from None
+    cases = []
+    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: JSON may hold U+2028
+        try:
+            case = parse_golden_line(line, number)
+        except GoldenFileError as error:
+            raise GoldenFileError(f"{source}: {error}") from None
+        if case is not None:
+            cases.append(case)
+    if not cases:
+        raise GoldenFileError(f"{source} holds no cases: one JSON object per line, e.g. " + EXAMPLE_LINE)
+    return cases
+
+
+EXAMPLE_LINE = '{"q": "how are jobs retried?", "expect": ["tidepool/retry.py"], "kind": "prose-en"}'

@@ -1,0 +1,157 @@
+"""Literal matches: which hits contain the query's words or identifiers, and where an identifier occurs.
+
+Embeddings cannot do identity: a window that holds ``iter_source_files`` verbatim may rank 40th.
+These functions find the literal truth to put beside the dense ranking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from raglens.lines import LineIndex
+from raglens.search import SearchResult, rank_of
+from raglens.windows import Window
+
+_TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*")
+_SPACES = re.compile(r"\s+")
+QUOTE_MIN_CHARACTERS = 12
+"""A query shorter than this is not marked as quoted: a single common word is in many windows."""
+
+
+def looks_like_identifier(token: str) -> bool:
+    """Whether ``token`` reads as code: snake_case, camelCase, dotted, or letters with digits."""
+    if not _TOKEN.fullmatch(token):
+        return False
+    core = token.strip("_$")
+    return (
+        "_" in core
+        or any(separator in token for separator in (".", "::", "->"))
+        or bool(re.search(r"[a-z][A-Z]", token))
+        or (any(c.isdigit() for c in token) and any(c.isalpha() for c in token))
+    )
+
+
+def identifier_tokens(query: str) -> list[str]:
+    """The identifier-like tokens of ``query``, in order, each once."""
+    seen: dict[str, None] = {}
+    for match in _TOKEN.finditer(query):
+        if looks_like_identifier(match.group()):
+            seen.setdefault(match.group(), None)
+    return list(seen)
+
+
+def is_identifier_query(query: str) -> bool:
+    """Whether the whole query is one identifier (perhaps with call brackets), like ``drain_jobs()``."""
+    stripped = query.strip().removesuffix("()").strip("`")
+    return looks_like_identifier(stripped)
+
+
+def _normalised(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+@dataclass(frozen=True)
+class LexicalMatch:
+    """What of the query a window's text contains literally."""
+
+    quotes_query: bool
+    """The whole query, ignoring case and runs of whitespace."""
+    identifiers: tuple[str, ...]
+    """The query's identifier-like tokens found in the text as whole tokens."""
+
+    @property
+    def any(self) -> bool:
+        return self.quotes_query or bool(self.identifiers)
+
+
+def _whole_token(token: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w$]){re.escape(token)}(?![\w$])")
+
+
+def lexical_match(query: str, text: str) -> LexicalMatch:
+    """What of ``query`` appears literally in ``text``."""
+    wanted = _normalised(query)
+    # A one-word query is an identifier or a keyword: "contains" says it; quoting needs a phrase.
+    quotes = " " in wanted and len(wanted) >= QUOTE_MIN_CHARACTERS and wanted in _normalised(text)
+    found = tuple(token for token in identifier_tokens(query) if _whole_token(token).search(text))
+    return LexicalMatch(quotes, found)
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One literal occurrence of an identifier."""
+
+    path: str
+    line: int
+    offset: int
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class WindowWithIdentifier:
+    """A window holding an identifier whole, and where the dense ranking put it."""
+
+    row: int
+    window: Window
+    rank: int | None
+    """None while the window is not embedded yet."""
+    score: float | None
+
+
+@dataclass(frozen=True)
+class IdentifierReport:
+    """Where an identifier literally is, against where the embedding ranked it."""
+
+    identifier: str
+    occurrences: tuple[Occurrence, ...]
+    windows: tuple[WindowWithIdentifier, ...]
+
+    @property
+    def ranks(self) -> list[int]:
+        return sorted(entry.rank for entry in self.windows if entry.rank is not None)
+
+    def describe(self) -> str:
+        """E.g. ``present in 3 windows; dense ranks 41, 88, 203``."""
+        if not self.occurrences:
+            return f"{self.identifier} occurs nowhere in the corpus"
+        files = len({o.path for o in self.occurrences})
+        where = f"{len(self.occurrences)} occurrence(s) in {files} file(s)"
+        if not self.windows:
+            return f"{self.identifier}: {where}, but no window holds it whole"
+        ranks = ", ".join(str(r) for r in self.ranks) or "none yet (not embedded)"
+        return f"{self.identifier}: {where}; present in {len(self.windows)} window(s); dense ranks {ranks}"
+
+
+def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurrence]:
+    """Every whole-token occurrence of ``identifier`` in the files ``texts`` (path to text)."""
+    pattern = _whole_token(identifier)
+    found: list[Occurrence] = []
+    for path, text in texts.items():
+        matches = list(pattern.finditer(text))
+        if matches:
+            lines = LineIndex(text)
+            found.extend(Occurrence(path, lines.line_of(m.start()), m.start()) for m in matches)
+    return found
+
+
+def identifier_report(
+    identifier: str, texts: Mapping[str, str], windows: Sequence[Window], result: SearchResult
+) -> IdentifierReport:
+    """Where ``identifier`` occurs and the dense rank of every window holding one occurrence whole."""
+    occurrences = find_occurrences(texts, identifier)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for occurrence in occurrences:
+        spans.setdefault(occurrence.path, []).append((occurrence.offset, occurrence.offset + len(identifier)))
+    holding = []
+    for row, window in enumerate(windows):
+        if any(window.start <= start and end <= window.end for start, end in spans.get(window.path, ())):
+            position = rank_of(result, row)
+            score = None if position is None else float(result.scores[result.ranked_rows.searchsorted(row)])
+            holding.append(WindowWithIdentifier(row, window, position, score))
+    holding.sort(key=lambda entry: (entry.rank is None, entry.rank or 0))
+    return IdentifierReport(identifier, tuple(occurrences), tuple(holding))

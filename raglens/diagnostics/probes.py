@@ -1,0 +1,364 @@
+"""The failure lab: four probes of naive RAG's blind spots, chosen from and run on the user's corpus.
+
+1. an exact symbol defined in the corpus, asked by its name; 2. an answer the window grid cuts in
+two; 3. one question in English and in other languages; 4. questions the corpus cannot answer,
+which still return k hits. Each result explains itself in plain sentences.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from raglens.diagnostics.lexical import IdentifierReport, identifier_report, looks_like_identifier
+from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS
+from raglens.diagnostics.symbols import Definition, find_definitions
+from raglens.search import SearchResult, rank_of
+from raglens.windows import Window
+
+Ranker = Callable[[str, int], SearchResult]
+"""Embeds a query and ranks every window against it, returning the top k."""
+
+LANGUAGE_QUESTIONS = (
+    ("English", "how are errors handled?"),
+    ("German", "wie werden Fehler behandelt?"),
+    ("Spanish", "¿cómo se manejan los errores?"),
+    ("French", "comment les erreurs sont-elles gérées ?"),
+)
+"""One question in four languages; the English one's best hit is the answer the others should find."""
+
+_MULTILINGUAL_HINTS = ("multilingual", "labse", "xlm", "bge-m3", "distiluse", "-m3", "mul")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_PROSE_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ""})
+
+
+def is_prose(path: str) -> bool:
+    """Whether ``path`` is documentation rather than code, by its suffix (none counts as prose)."""
+    return PurePosixPath(path).suffix.lower() in _PROSE_SUFFIXES
+
+
+@dataclass(frozen=True)
+class ProbeContext:
+    """What every probe needs: the corpus's texts, its windows, and a way to rank a query."""
+
+    texts: Mapping[str, str]
+    """Path to text of every indexed file, in corpus order."""
+    windows: Sequence[Window]
+    rank: Ranker
+    k: int
+    model_name: str
+
+
+@dataclass(frozen=True)
+class WindowScore:
+    """One window's place in one ranking."""
+
+    citation: str
+    rank: int | None
+    score: float | None
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One probe: what was asked, what came back, and what it shows."""
+
+    name: str
+    """``exact symbol``, ``boundary straddle``, ``other language``, ``unanswerable`` or ``your probe``."""
+    queries: tuple[str, ...]
+    explanation: tuple[str, ...]
+    """Plain sentences: what was measured and what it means."""
+    top_scores: tuple[float, ...]
+    """The best score of each query, in the order of ``queries``."""
+    windows: tuple[WindowScore, ...] = ()
+    """The windows the probe watched (the definition's, both halves, the English answer…)."""
+    warning: str | None = None
+
+
+def _score_of(result: SearchResult, row: int) -> float | None:
+    position = int(result.ranked_rows.searchsorted(row))
+    if position < result.ranked_count and int(result.ranked_rows[position]) == row:
+        return float(result.scores[position])
+    return None
+
+
+def _watch(result: SearchResult, windows: Sequence[Window], row: int) -> WindowScore:
+    return WindowScore(windows[row].citation, rank_of(result, row), _score_of(result, row))
+
+
+def _place(score: WindowScore) -> str:
+    if score.rank is None or score.score is None:
+        return f"{score.citation} (not embedded yet)"
+    return f"{score.citation} at rank {score.rank} ({score.score:.3f})"
+
+
+def _code_definitions(texts: Mapping[str, str]) -> list[Definition]:
+    return [d for path, text in texts.items() if not is_prose(path) for d in find_definitions(path, text)]
+
+
+def choose_symbol(texts: Mapping[str, str]) -> Definition | None:
+    """An identifier defined exactly once in code, preferring the one the most other files mention.
+
+    Those are the interesting case: the docs and the callers that quote the name compete with the
+    definition itself.
+    """
+    definitions = _code_definitions(texts)
+    counts: dict[str, int] = {}
+    for definition in definitions:
+        counts[definition.short_name] = counts.get(definition.short_name, 0) + 1
+    candidates = [
+        d
+        for d in definitions
+        if counts[d.short_name] == 1
+        and looks_like_identifier(d.short_name)
+        and not d.short_name.startswith(("_", "test"))
+        and len(d.short_name) >= 8
+    ]
+    if not candidates:
+        return None
+
+    def files_mentioning(definition: Definition) -> int:
+        pattern = re.compile(rf"(?<![\w$]){re.escape(definition.short_name)}(?![\w$])")
+        return sum(path != definition.path and bool(pattern.search(text)) for path, text in texts.items())
+
+    best = max(
+        enumerate(candidates),
+        key=lambda pair: (files_mentioning(pair[1]), pair[1].kind == "function", -pair[0]),
+    )
+    return best[1]
+
+
+def _rows_overlapping(windows: Sequence[Window], path: str, start: int, end: int) -> list[int]:
+    return [row for row, w in enumerate(windows) if w.path == path and w.start < end and start < w.end]
+
+
+def probe_exact_symbol(context: ProbeContext, definition: Definition | None = None) -> ProbeResult:
+    """Ask for a defined identifier by its exact name, and see where its definition ranks."""
+    definition = definition or choose_symbol(context.texts)
+    if definition is None:
+        return ProbeResult(
+            "exact symbol",
+            (),
+            (
+                "No identifier-like name (snake_case or camelCase, 8+ characters) is defined exactly once "
+                "in a code file of this corpus, so this probe has nothing to ask.",
+            ),
+            (),
+        )
+    query = definition.short_name
+    result = context.rank(query, context.k)
+    line_offset = context.texts[definition.path].find(query, definition.start)
+    holding = _rows_overlapping(context.windows, definition.path, line_offset, line_offset + len(query))
+    watched = tuple(_watch(result, context.windows, row) for row in holding)
+    report: IdentifierReport = identifier_report(query, context.texts, context.windows, result)
+    best = min((w for w in watched if w.rank is not None), key=lambda w: w.rank or 0, default=None)
+    top = result.hits[0]
+    lines = [
+        f"Asked for {query!r}, defined once at {definition.location} (found by {definition.found_by}).",
+        f"The window holding the definition came back {_place(best) if best else 'not at all yet'}.",
+        f"The top hit is {top.window.citation} ({top.score:.3f})"
+        + (", the definition itself." if best is not None and best.rank == 1 else ", not the definition."),
+        report.describe() + ".",
+    ]
+    if best is not None and best.rank == 1:
+        lines.append(
+            "Here the definition won; where other windows quote the name (docs, callers, tests) they "
+            "compete with it, because embeddings place text by meaning, not by identity."
+        )
+    else:
+        lines.append(
+            "Embeddings place text by meaning, not by identity: an exact name is one token among "
+            "hundreds in a window, so callers, docs and tests that mention it outrank its definition. "
+            "A lexical index (grep, BM25) would find it at once."
+        )
+    return ProbeResult("exact symbol", (query,), tuple(lines), (top.score,), watched)
+
+
+@dataclass(frozen=True)
+class _Span:
+    path: str
+    start: int
+    end: int
+    label: str
+    query: str
+
+
+def _question_from(definition: Definition) -> str | None:
+    if not definition.docstring:
+        return None
+    first = definition.docstring.strip().split("\n\n")[0].replace("\n", " ")
+    sentence = re.split(r"(?<=[.!?])\s", first)[0].strip()
+    return sentence if len(sentence) >= 12 else None
+
+
+def _paragraphs(path: str, text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for match in _PARAGRAPH_BREAK.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def _cut_spans(context: ProbeContext) -> list[_Span]:
+    """Definitions with a docstring, then paragraphs, that one window could hold but none does."""
+    longest = max((w.length for w in context.windows), default=0)
+    found: list[_Span] = []
+    for definition in _code_definitions(context.texts):
+        question = _question_from(definition)
+        if question is not None:
+            found.append(
+                _Span(
+                    definition.path,
+                    definition.start,
+                    definition.end,
+                    f"the definition of {definition.name}",
+                    question,
+                )
+            )
+    for path, text in context.texts.items():
+        if is_prose(path):
+            for start, end in _paragraphs(path, text):
+                sentence = re.split(r"(?<=[.!?])\s", text[start:end].strip().replace("\n", " "))[0]
+                if len(sentence) >= 20 and end - start >= 200:
+                    found.append(_Span(path, start, end, "a paragraph", sentence[:200]))
+    return [
+        span
+        for span in found
+        if span.end - span.start <= longest
+        and not any(
+            w.path == span.path and w.start <= span.start and span.end <= w.end for w in context.windows
+        )
+        and len(_rows_overlapping(context.windows, span.path, span.start, span.end)) >= 2
+    ]
+
+
+def probe_straddle(context: ProbeContext) -> ProbeResult:
+    """Ask the question a cut definition or paragraph answers, and score each of its halves."""
+    spans = _cut_spans(context)
+    if not spans:
+        return ProbeResult(
+            "boundary straddle",
+            (),
+            ("No definition or paragraph that would fit in one window is cut by this window grid.",),
+            (),
+        )
+    span = spans[0]
+    result = context.rank(span.query, context.k)
+    rows = _rows_overlapping(context.windows, span.path, span.start, span.end)
+    watched = tuple(_watch(result, context.windows, row) for row in rows)
+    first_line = context.windows[rows[0]].line_start
+    text = context.texts[span.path]
+    line_of = text.count("\n", 0, span.start) + 1
+    last_line = text.count("\n", 0, max(span.start, span.end - 1)) + 1
+    lines = [
+        f"{span.label.capitalize()} at {span.path}:L{line_of}-L{last_line} is {span.end - span.start} "
+        f"characters, short enough for one window, but the grid cuts it across {len(rows)} windows "
+        f"(the first starts at line {first_line}).",
+        f"Asked {span.query!r}; the parts came back: " + "; ".join(_place(w) for w in watched) + ".",
+        "No single hit carries the whole answer: an LLM given the top k sees a fragment, or two "
+        "fragments it must join. Overlap only helps when the answer is shorter than the overlap.",
+        f"{len(spans)} such cut span(s) in this corpus with these window settings.",
+    ]
+    return ProbeResult("boundary straddle", (span.query,), tuple(lines), (result.hits[0].score,), watched)
+
+
+def model_is_multilingual(model_name: str) -> bool:
+    """A guess from the name: most sentence-transformers models are English-only unless they say so."""
+    lowered = model_name.lower()
+    return any(hint in lowered for hint in _MULTILINGUAL_HINTS)
+
+
+def probe_language(context: ProbeContext) -> ProbeResult:
+    """The same question in four languages: does the English question's best window still rank?"""
+    (_, english), *others = LANGUAGE_QUESTIONS
+    english_result = context.rank(english, context.k)
+    target = english_result.hits[0]
+    lines = [f"In English, {english!r} ranks {target.window.citation} first ({target.score:.3f})."]
+    watched = [WindowScore(target.window.citation, 1, target.score)]
+    tops = [target.score]
+    for language, question in others:
+        result = context.rank(question, context.k)
+        place = _watch(result, context.windows, target.row)
+        watched.append(place)
+        tops.append(result.hits[0].score)
+        delta = "" if place.score is None else f", {place.score - target.score:+.3f} against English"
+        lines.append(
+            f"In {language}, {question!r}: that window at rank {place.rank} "
+            f"({place.score:.3f}{delta}); its own top hit {result.hits[0].window.citation} "
+            f"({result.hits[0].score:.3f})."
+            if place.score is not None
+            else f"In {language}, {question!r}: that window is not embedded yet."
+        )
+    warning = None
+    if not model_is_multilingual(context.model_name):
+        warning = (
+            f"{context.model_name} looks English-only (no multilingual hint in its name): a question in "
+            "another language is matched by shared tokens and names, not by meaning."
+        )
+    return ProbeResult(
+        "other language",
+        tuple(q for _, q in LANGUAGE_QUESTIONS),
+        tuple(lines),
+        tuple(tops),
+        tuple(watched),
+        warning,
+    )
+
+
+def probe_unanswerable(context: ProbeContext, answerable_tops: Sequence[float]) -> ProbeResult:
+    """Off-topic questions: they still get k hits; where do their scores sit against real answers'?"""
+    questions = CONTROL_QUESTIONS[:3]
+    results = [context.rank(q, context.k) for q in questions]
+    tops = tuple(r.hits[0].score for r in results)
+    lines = [
+        f"{q!r}: {len(r.hits)} hits anyway, scores {r.hits[-1].score:.3f}-{r.hits[0].score:.3f}, "
+        f"top {r.hits[0].window.citation}."
+        for q, r in zip(questions, results, strict=True)
+    ]
+    if answerable_tops:
+        low, high = min(answerable_tops), max(answerable_tops)
+        verdict = (
+            "a score floor between them would refuse these and keep those"
+            if max(tops) < low
+            else "no floor separates them: an off-topic question scores as high as a real one"
+        )
+        lines.append(
+            f"The real questions above topped at {low:.3f}-{high:.3f}; the off-topic ones at "
+            f"{min(tops):.3f}-{max(tops):.3f}: {verdict}."
+        )
+    lines.append("Naive RAG has no floor: it always returns k windows, however far they are.")
+    return ProbeResult("unanswerable", questions, tuple(lines), tops)
+
+
+def probe_query(context: ProbeContext, query: str, noise_high: float | None) -> ProbeResult:
+    """A user's own probe: its hits, and whether they stand above the noise floor."""
+    result = context.rank(query, context.k)
+    lines = [f"{hit.rank}. {hit.window.citation} ({hit.score:.3f})" for hit in result.hits]
+    if noise_high is not None:
+        above = sum(hit.score > noise_high for hit in result.hits)
+        lines.append(
+            f"{above} of {len(result.hits)} hits stand above the noise floor ({noise_high:.3f}, the best "
+            "score of an off-topic control question)."
+        )
+    stripped = query.strip().removesuffix("()").strip("`")
+    if looks_like_identifier(stripped):
+        lines.append(identifier_report(stripped, context.texts, context.windows, result).describe() + ".")
+    return ProbeResult("your probe", (query,), tuple(lines), (result.hits[0].score,))
+
+
+def run_probes(context: ProbeContext, user_queries: Sequence[str] = ()) -> list[ProbeResult]:
+    """The four built-in probes, then one for each of ``user_queries``."""
+    found = [probe_exact_symbol(context), probe_straddle(context), probe_language(context)]
+    answerable = [
+        result.top_scores[0] for result in found if result.top_scores and result.name != "other language"
+    ]
+    language = found[2]
+    if language.top_scores:
+        answerable.append(language.top_scores[0])
+    unanswerable = probe_unanswerable(context, answerable)
+    found.append(unanswerable)
+    noise_high = max(unanswerable.top_scores) if unanswerable.top_scores else None
+    found.extend(probe_query(context, query, noise_high) for query in user_queries)
+    return found

@@ -125,16 +125,18 @@ def print_eval(console: Console, report: EvalReport) -> None:
     if calibration.separable is None:
         console.print('  add negatives ("expect": []) and positives to suggest a floor', markup=False)
     else:
-        verdict = (
-            "separable"
-            if calibration.separable
-            else "overlapping: no floor keeps every answer and refuses every negative"
-        )
-        console.print(
-            f"  {verdict}; suggested floor {_score(calibration.suggested_floor)} (abstain below), "
-            f"note threshold {_score(calibration.suggested_note)} (answer with a caveat below)",
-            markup=False,
-        )
+        if calibration.separable:
+            advice = (
+                "  separable: every found answer tops above every negative; suggested floor "
+                f"{_score(calibration.suggested_floor)} (abstain below it)"
+            )
+        else:
+            advice = (
+                "  overlapping: no floor keeps every found answer and refuses every negative; suggested "
+                f"floor {_score(calibration.suggested_floor)} (abstain below), and answer with a note "
+                f"that the evidence is weak up to {_score(calibration.suggested_note)}"
+            )
+        console.print(advice, markup=False)
     abstention = report.abstention
     if abstention is not None:
         console.print(

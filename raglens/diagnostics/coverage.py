@@ -90,6 +90,7 @@ def unread_spans(
     read = sorted(
         (window.start, window.start + min(extent.chars_read, window.length))
         for window, extent in zip(windows, extents, strict=True)
+        if extent.chars_read > 0
     )
     spans: list[tuple[int, int]] = []
     position = 0

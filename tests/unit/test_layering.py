@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import pkgutil
 import subprocess
 import sys
 
-CORE_MODULES = [
-    "raglens.corpus",
-    "raglens.decoding",
-    "raglens.windows",
-    "raglens.lines",
-    "raglens.embedding",
-    "raglens.embedding_events",
-    "raglens.embedding_process",
-    "raglens.index",
-    "raglens.search",
-    "raglens.pipeline",
-    "raglens.printable",
-    "raglens.display",
-    "raglens.window_layout",
-]
+
+def _core_modules() -> list[str]:
+    """Every module of raglens outside its two front ends (the app and the CLI), found on disk."""
+    import raglens
+
+    found = [
+        info.name
+        for info in pkgutil.walk_packages(raglens.__path__, "raglens.")
+        if not info.name.startswith(("raglens.ui", "raglens.cli", "raglens.__main__"))
+    ]
+    assert "raglens.diagnostics.probes" in found and "raglens.search" in found
+    return found
+
+
+CORE_MODULES = _core_modules()
 
 
 def loaded_modules_after(code: str) -> set[str]:

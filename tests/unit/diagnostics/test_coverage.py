@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from raglens.diagnostics.coverage import corpus_coverage, suggest_window_size, unread_spans
+from raglens.embedding_events import ReadingExtent
+from raglens.windows import Unit, Window, WindowParams, cut_windows
+
+
+def brute_force_unread(length: int, windows: list[Window], extents: list[ReadingExtent]) -> set[int]:
+    read = set()
+    for window, extent in zip(windows, extents, strict=True):
+        read.update(range(window.start, window.start + min(extent.chars_read, window.length)))
+    return set(range(length)) - read
+
+
+@given(
+    st.integers(1, 400),
+    st.integers(2, 60),
+    st.data(),
+)
+def test_unread_spans_are_exactly_the_characters_no_window_reads(
+    length: int, size: int, data: st.DataObject
+) -> None:
+    overlap = data.draw(st.integers(0, size - 1))
+    windows = cut_windows("f.txt", "x" * length, WindowParams(Unit.CHARS, size, overlap))
+    extents = [ReadingExtent(0, data.draw(st.integers(0, w.length))) for w in windows]
+    spans = unread_spans(length, windows, extents)
+    covered = {offset for start, end in spans for offset in range(start, end)}
+    assert covered == brute_force_unread(length, windows, extents)
+    assert all(start < end for start, end in spans)
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))  # disjoint, merged
+
+
+def test_a_truncated_tail_before_the_next_window_is_unread() -> None:
+    # Windows of 10 every 8 characters: the model reads 5 of each, so 5..8 and 13..16 are lost.
+    windows = cut_windows("f.txt", "y" * 20, WindowParams(Unit.CHARS, 10, 2))
+    extents = [ReadingExtent(30, 5) for _ in windows]
+    coverage = corpus_coverage({"f.txt": 20}, windows, extents, 256)
+    assert [(w.start, w.end) for w in windows] == [(0, 10), (8, 18), (16, 20)]
+    assert coverage.files[0].unread_spans == ((5, 8), (13, 16))
+    assert coverage.unread_characters == 6
+    assert coverage.unread_share == 6 / 20
+    assert coverage.truncated_count == 2  # the last window is only 4 long: read whole
+
+
+def test_suggested_size_is_the_lower_quartile_of_what_was_read() -> None:
+    windows = [Window("f", Unit.CHARS, i, 0, 1000, 1, 1) for i in range(4)]
+    extents = [ReadingExtent(300, read) for read in (720, 800, 900, 990)]
+    assert suggest_window_size(windows, extents) == 700
+    whole = [ReadingExtent(10, 1000) for _ in windows]
+    assert suggest_window_size(windows, whole) is None

@@ -1,0 +1,113 @@
+"""Evaluation arithmetic on crafted scores, checked against values worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from raglens.diagnostics.evaluation import evaluate_case, full_ranks, resolve_refs, summarise
+from raglens.diagnostics.golden import ExpectedRef, GoldenCase
+from raglens.errors import BadInputError
+from raglens.windows import Unit, Window
+
+CODE = "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n"
+TEXTS = {"a.py": CODE, "b.md": "prose " * 10, "c.md": "more prose " * 10}
+BETA_START = CODE.index("def beta")
+WINDOWS = [
+    Window("a.py", Unit.CHARS, 0, 0, BETA_START - 2, 1, 3),  # alpha only
+    Window("a.py", Unit.CHARS, 1, BETA_START - 2, len(CODE), 4, 6),  # beta
+    Window("b.md", Unit.CHARS, 0, 0, 60, 1, 1),
+    Window("c.md", Unit.CHARS, 0, 0, 110, 1, 1),
+]
+
+
+def case(expect: list[str], mode: str = "all", kind: str = "k", line: int = 1) -> GoldenCase:
+    return GoldenCase(line, "q", tuple(ExpectedRef.parse(e) for e in expect), mode, kind)
+
+
+def scores(*values: float) -> np.ndarray:
+    return np.array(values, dtype=np.float32)
+
+
+def run(golden: GoldenCase, row_scores: np.ndarray, k: int = 2):  # type: ignore[no-untyped-def]
+    return evaluate_case(golden, row_scores, WINDOWS, resolve_refs([golden], TEXTS), k)
+
+
+def test_full_ranks_break_ties_in_corpus_order() -> None:
+    assert full_ranks(scores(0.5, 0.9, 0.5, 0.1)).tolist() == [2, 1, 3, 4]
+
+
+def test_a_symbol_matches_only_windows_overlapping_its_definition() -> None:
+    # beta's window scores lowest of the a.py windows: the symbol is at rank 3, the file at rank 1.
+    row_scores = scores(0.9, 0.3, 0.8, 0.1)
+    assert run(case(["a.py::beta"]), row_scores).ref_ranks == (3,)
+    assert run(case(["a.py"]), row_scores).ref_ranks == (1,)
+
+
+def test_all_needs_every_ref_within_k_and_any_needs_one() -> None:
+    row_scores = scores(0.9, 0.3, 0.8, 0.1)  # ranks: alpha 1, b.md 2, beta 3, c.md 4
+    both_all = run(case(["b.md", "a.py::beta"], mode="all"), row_scores)
+    assert both_all.ref_ranks == (2, 3)
+    assert both_all.rank == 3 and not both_all.found
+    both_any = run(case(["b.md", "a.py::beta"], mode="any"), row_scores)
+    assert both_any.rank == 2 and both_any.found
+
+
+def test_recall_mrr_and_kinds_by_hand() -> None:
+    row_scores = scores(0.9, 0.3, 0.8, 0.1)
+    results = [
+        run(case(["a.py::alpha"], kind="symbol"), row_scores),  # rank 1 -> 1/1
+        run(case(["b.md"], kind="symbol"), row_scores),  # rank 2 -> 1/2
+        run(case(["c.md"], kind="prose"), row_scores),  # rank 4 > k -> miss, 0
+        run(case([], kind="negative"), scores(0.2, 0.1, 0.15, 0.05)),
+    ]
+    report = summarise(results, k=2)
+    assert report.recall == pytest.approx(2 / 3)
+    assert report.mrr == pytest.approx((1 + 0.5 + 0) / 3)
+    symbol, prose, negative = report.kinds
+    assert (symbol.kind, symbol.found, symbol.positives, symbol.recall) == ("symbol", 2, 2, 1.0)
+    assert symbol.mrr == pytest.approx(0.75)
+    assert (prose.found, prose.recall, prose.mrr) == (0, 0.0, 0.0)
+    assert negative.positives == 0 and negative.recall is None
+    assert [miss.case.expect[0].path for miss in report.misses] == ["c.md"]
+    assert results[0].hits[0].citation == "a.py:L1-L3"
+
+
+def test_calibration_separable_and_overlapping() -> None:
+    found = run(case(["a.py"]), scores(0.6, 0.1, 0.1, 0.1))
+    weak_found = run(case(["b.md"]), scores(0.1, 0.1, 0.35, 0.1))
+    negative = run(case([]), scores(0.3, 0.1, 0.1, 0.1))
+    separable = summarise([found, weak_found, negative], k=2).calibration
+    assert separable.lowest_found_top == pytest.approx(0.35)
+    assert separable.highest_negative_top == pytest.approx(0.3)
+    assert separable.separable is True
+    assert separable.suggested_floor == pytest.approx(0.325)
+    loud_negative = run(case([]), scores(0.5, 0.1, 0.1, 0.1))
+    overlapping = summarise([found, weak_found, loud_negative], k=2).calibration
+    assert overlapping.separable is False
+    assert overlapping.suggested_floor == pytest.approx(0.35)
+    assert overlapping.suggested_note == pytest.approx(0.5)
+    assert summarise([found], k=2).calibration.separable is None
+
+
+def test_abstention_with_a_floor() -> None:
+    results = [
+        run(case(["a.py"]), scores(0.6, 0.1, 0.1, 0.1)),
+        run(case(["b.md"]), scores(0.1, 0.1, 0.25, 0.1)),
+        run(case([]), scores(0.2, 0.1, 0.1, 0.1)),
+        run(case([]), scores(0.4, 0.1, 0.1, 0.1)),
+    ]
+    abstention = summarise(results, k=2, floor=0.3).abstention
+    assert abstention is not None
+    assert (abstention.abstained, abstention.negatives, abstention.abstain_rate) == (1, 2, 0.5)
+    assert (abstention.false_weak, abstention.positives, abstention.false_weak_rate) == (1, 2, 0.5)
+
+
+def test_unknown_paths_and_symbols_are_listed_with_their_lines() -> None:
+    cases = [case(["nope.py"], line=3), case(["a.py::gamma"], line=5), case(["a.py::alpha"], line=6)]
+    with pytest.raises(BadInputError) as raised:
+        resolve_refs(cases, TEXTS)
+    message = str(raised.value)
+    assert "line 3: nope.py is not an indexed file" in message
+    assert "line 5: no definition of gamma found in a.py" in message
+    assert "line 6" not in message

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from raglens.diagnostics.lexical import (
+    identifier_report,
+    identifier_tokens,
+    is_identifier_query,
+    lexical_match,
+    looks_like_identifier,
+)
+from raglens.diagnostics.noise_floor import measure_noise_floor
+from raglens.diagnostics.straddle import find_straddles
+from raglens.embedding import normalize_rows
+from raglens.index import VectorIndex
+from raglens.search import rank, rank_of
+from raglens.windows import Unit, Window
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ("iter_source_files", True),
+        ("camelCase", True),
+        ("Queue.drain", True),
+        ("std::vector", True),
+        ("utf8", True),
+        ("retry", False),
+        ("Queue", False),
+        ("how are jobs retried", False),
+    ],
+)
+def test_what_looks_like_an_identifier(token: str, expected: bool) -> None:
+    assert looks_like_identifier(token) is expected
+
+
+def test_identifier_tokens_and_queries() -> None:
+    assert identifier_tokens("why does drain_pending_jobs call set_paused twice? drain_pending_jobs!") == [
+        "drain_pending_jobs",
+        "set_paused",
+    ]
+    assert is_identifier_query(" drain_pending_jobs() ")
+    assert not is_identifier_query("drain the queue")
+
+
+def test_lexical_match_quotes_phrases_and_whole_tokens_only() -> None:
+    text = "Q: How do I start a worker?\nA: call start_worker(), not restart_worker_pool."
+    match = lexical_match("how do  I start a WORKER?", text)
+    assert match.quotes_query and not match.identifiers
+    assert lexical_match("start_worker", text).identifiers == ("start_worker",)
+    assert not lexical_match("start_worker", text).quotes_query  # one word: "contains" says it
+    assert not lexical_match("restart_worker", text).any  # a part of a longer name is not a match
+
+
+def windows_and_index(vectors: list[list[float]]) -> tuple[list[Window], VectorIndex]:
+    windows = [Window("f.py", Unit.CHARS, i, i * 10, i * 10 + 10, i + 1, i + 1) for i in range(len(vectors))]
+    index = VectorIndex(windows, len(vectors[0]))
+    index.fill(range(len(vectors)), normalize_rows(np.array(vectors, dtype=np.float32)))
+    return windows, index
+
+
+def test_identifier_report_gives_the_dense_rank_of_each_window_holding_it() -> None:
+    chars = ["."] * 40
+    chars[11:18] = "my_name"  # inside window 1, [10, 20)
+    chars[31:38] = "my_name"  # inside window 3, [30, 40)
+    text = "".join(chars)
+    windows, index = windows_and_index([[1, 0], [0.2, 1], [0.6, 0.4], [0.9, 0.1]])
+    result = rank(index, np.array([1, 0], dtype=np.float32), 1)
+    report = identifier_report("my_name", {"f.py": text}, windows, result)
+    assert [o.offset for o in report.occurrences] == [11, 31]
+    assert [entry.window.index for entry in report.windows] == [3, 1]  # by rank
+    assert report.ranks == [2, 4]
+    assert "present in 2 window(s); dense ranks 2, 4" in report.describe()
+    assert "nowhere" in identifier_report("absent_name", {"f.py": text}, windows, result).describe()
+
+
+@given(arrays(np.float32, st.integers(1, 40), elements=st.sampled_from([0.0, 0.1, 0.5, 0.5, 0.9])))
+def test_rank_of_matches_the_position_in_a_full_ranking(scores: np.ndarray) -> None:
+    from raglens.search import SearchResult
+
+    result = SearchResult((), scores, np.arange(scores.size), scores.size)
+    order = sorted(range(scores.size), key=lambda row: (-float(scores[row]), row))
+    assert [rank_of(result, row) for row in range(scores.size)] == [
+        order.index(r) + 1 for r in range(scores.size)
+    ]
+
+
+def test_rank_of_a_row_not_embedded_is_none() -> None:
+    windows, index = windows_and_index([[1, 0], [0, 1]])
+    partial = VectorIndex(windows, 2)
+    partial.fill([1], index.vectors[1:2])
+    assert rank_of(rank(partial, np.array([1, 0], dtype=np.float32), 1), 0) is None
+
+
+def test_straddles_are_adjacent_windows_of_one_file() -> None:
+    _windows, index = windows_and_index([[1, 0], [0.95, 0.1], [0, 1], [0.9, 0.2]])
+    hits = rank(index, np.array([1, 0], dtype=np.float32), 3).hits
+    straddles = find_straddles(hits)
+    assert [(s.first.window.index, s.second.window.index) for s in straddles] == [(0, 1)]
+    assert straddles[0].cut == (10, 10)
+
+
+def test_noise_floor_is_the_band_of_control_questions_best_scores() -> None:
+    windows, index = windows_and_index([[1, 0, 0], [0, 1, 0]])
+    vectors = {"a": [1, 0, 0], "b": [0.6, 0.8, 0], "c": [0, 0, 1]}
+    noise = measure_noise_floor(index, lambda q: np.array(vectors[q], dtype=np.float32), ["a", "b", "c"])
+    assert noise is not None
+    assert noise.low == pytest.approx(0.0) and noise.high == pytest.approx(1.0)
+    assert not noise.stands_above(0.99)
+    assert measure_noise_floor(VectorIndex(windows, 3), lambda q: np.zeros(3, np.float32)) is None

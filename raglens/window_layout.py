@@ -30,6 +30,8 @@ class Band(str, Enum):
     """In the selected window and its neighbour, and read by the model."""
     UNREAD = "unread"
     """In the selected window but past the model's token limit: embedded as if it were not there."""
+    NEVER_READ = "never-read"
+    """Past the token limit of every window that holds it: no embedding of the corpus sees it."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class FileLayout:
         current: int | None = None,
         chars_read: int | None = None,
         lines: LineIndex | None = None,
+        never_read: Sequence[tuple[int, int]] = (),
     ) -> None:
         self.text = text
         self.windows = windows
@@ -73,6 +76,10 @@ class FileLayout:
         self._starts = [w.start for w in windows]
         self._ends = [w.end for w in windows]
         cuts: set[int] = {*self._starts, *self._ends}
+        self.never_read = tuple(never_read)
+        """Sorted, disjoint (start, end) spans no window's embedding reads."""
+        self._never_starts = [start for start, _ in self.never_read]
+        cuts.update(offset for span in self.never_read for offset in span)
         self.unread_from: int | None = None
         """The offset where the model stops reading the selected window, if one is selected."""
         if current is not None:
@@ -101,6 +108,9 @@ class FileLayout:
         covering = last - first + 1
         if covering <= 0:
             return Band.OUTSIDE
+        span = bisect_right(self._never_starts, offset) - 1
+        if span >= 0 and offset < self.never_read[span][1]:
+            return Band.NEVER_READ
         if self.current is not None and first <= self.current <= last:
             assert self.unread_from is not None
             if offset >= self.unread_from:
@@ -129,7 +139,8 @@ def lay_out(
     windows: Sequence[Window],
     current: int | None = None,
     chars_read: int | None = None,
+    never_read: Sequence[tuple[int, int]] = (),
 ) -> list[LaidOutLine]:
     """Every line of ``text`` laid out at once (see :class:`FileLayout`)."""
-    layout = FileLayout(text, windows, current, chars_read)
+    layout = FileLayout(text, windows, current, chars_read, never_read=never_read)
     return [layout.line(number) for number in range(1, layout.line_count + 1)]

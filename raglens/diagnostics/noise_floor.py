@@ -11,17 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
 from raglens.index import VectorIndex
 from raglens.search import rank
 
-CONTROL_QUESTIONS = (
-    "have you ever been to a five-star resort?",
-    "what is a good recipe for banana bread?",
-    "who won the football world cup in 1998?",
-    "how often should I water an orchid?",
-    "what is the capital of Mongolia?",
-)
-"""Questions no code or documentation corpus should answer (the first is the seed's)."""
+__all__ = ["CONTROL_QUESTIONS", "ControlScore", "NoiseFloor", "measure_noise_floor"]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input, ProgressBar, RichLog, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
+from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
 from raglens.embedding_events import (
     CacheTrouble,
     ModelFailed,
@@ -46,6 +47,7 @@ from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList, hit_excerpt
+from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Window, WindowParams
 
@@ -138,6 +140,10 @@ class RaglensApp(App[None]):
         self._process: EmbeddingProcess | None = None
         self._feed: IndexFeed | None = None
         """What fills the current index: the cache, then the embedding process's requests."""
+        self._control_requests: dict[int, str] = {}
+        """Query requests of the control questions still unanswered, by request id."""
+        self._controls: dict[str, np.ndarray] = {}
+        """The vectors of the off-topic control questions, whose best scores make the noise band."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -147,6 +153,7 @@ class RaglensApp(App[None]):
             yield WindowView(id="window-view")
             with Vertical(id="right"):
                 yield Input(value=self.config.query, placeholder="ask a question of the corpus…", id="query")
+                yield ScoreStrip(id="score-strip")
                 yield HitList(id="hit-list")
         with Horizontal(id="status-row"):
             yield Static(id="status")
@@ -244,20 +251,36 @@ class RaglensApp(App[None]):
                 return
 
     @work(thread=True, exclusive=True, group="rank", exit_on_error=False, description="ranking")
-    def rank_query(self, index: VectorIndex, corpus: Corpus, query: str, vector: np.ndarray, k: int) -> None:
+    def rank_query(
+        self,
+        index: VectorIndex,
+        corpus: Corpus,
+        query: str,
+        vector: np.ndarray,
+        k: int,
+        controls: dict[str, np.ndarray],
+    ) -> None:
+        from raglens.diagnostics.describe import describe_lexical
+        from raglens.diagnostics.noise_floor import measure_noise_floor
+        from raglens.diagnostics.query_report import diagnose_query
         from raglens.search import rank  # already imported by the corpus worker; a lookup here
 
         result = rank(index, vector, k)
+        noise = measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
+        texts = {source.path: source.text for source in corpus.files}
+        diagnostics = diagnose_query(query, result, k, texts, index.windows, noise)
         excerpts = [
             hit_excerpt(
                 hit,
                 corpus.file(hit.window.path).text,
                 stale=corpus.changed_on_disk(hit.window.path),
+                literal=describe_lexical(match),
+                within_noise=diagnostics.above_noise(hit.score) is False,
             )
-            for hit in result.hits
+            for hit, match in zip(result.hits, diagnostics.lexical, strict=True)
         ]
         if not get_current_worker().is_cancelled:
-            self.post_message(RankingReady(query, result, excerpts))
+            self.post_message(RankingReady(query, result, excerpts, diagnostics))
 
     # Handlers own the state.
 
@@ -344,6 +367,7 @@ class RaglensApp(App[None]):
                 f"reads at most {event.max_seq_length or 'all'} tokens"
             )
             self._start_embedding()
+            self._ask_control_questions()
             self._refresh_status()
         elif isinstance(event, VectorsEmbedded):
             self._on_vectors(event)
@@ -352,6 +376,10 @@ class RaglensApp(App[None]):
         elif isinstance(event, QueryEmbedded) and event.request_id == self._query_request:
             self._query_vector = event.vector
             self._rerank(now=True)
+        elif isinstance(event, QueryEmbedded) and event.request_id in self._control_requests:
+            self._controls[self._control_requests.pop(event.request_id)] = event.vector
+            if not self._control_requests:
+                self._rerank(now=True)  # the noise band is complete: draw it
         elif isinstance(event, CacheTrouble):
             self._warn_about_cache(event.message)
         elif isinstance(event, ModelFailed):
@@ -364,6 +392,13 @@ class RaglensApp(App[None]):
                 timeout=60,
             )
 
+    def _ask_control_questions(self) -> None:
+        """Embed the off-topic control questions once per model, for the noise band behind every query."""
+        if self._process is None:
+            return
+        self._controls.clear()
+        self._control_requests = {self._process.embed_query(q): q for q in CONTROL_QUESTIONS}
+
     def _on_vectors(self, event: VectorsEmbedded) -> None:
         index = self.index
         rows = self._feed.accept(event) if self._feed is not None else None
@@ -374,10 +409,8 @@ class RaglensApp(App[None]):
         self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
         self._refresh_status()
         path, current = self._shown or ("", None)
-        if current is not None:
-            shown_row = self._file_rows[path].start + current
-            if shown_row in rows:
-                self.show_file(path, current, scroll=False)  # its token count and read limit just arrived
+        if current is not None and not set(rows).isdisjoint(self._file_rows[path]):
+            self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
         self._rerank(now=index.is_complete)
 
     def _rerank(self, now: bool) -> None:
@@ -390,7 +423,9 @@ class RaglensApp(App[None]):
             if self._rerank_timer is not None:
                 self._rerank_timer.stop()  # this ranking covers whatever the timer was waiting for
                 self._rerank_timer = None
-            self.rank_query(self.index, self.corpus, self._query_text, self._query_vector, self.k)
+            self.rank_query(
+                self.index, self.corpus, self._query_text, self._query_vector, self.k, dict(self._controls)
+            )
         elif self._rerank_timer is None:
             self._rerank_timer = self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
 
@@ -408,6 +443,8 @@ class RaglensApp(App[None]):
             message.result.window_count,
             len(message.result.hits),
         )
+        strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
+        strip.show_diagnostics(message.diagnostics, message.result.hits, self.k)
         await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
         self.shown_query = message.query
 
@@ -431,6 +468,7 @@ class RaglensApp(App[None]):
         hits = self.query_one(HitList)
         if not self._query_text.strip():
             self._query_request = None
+            self.query_one(ScoreStrip).clear()
             self.run_worker(hits.clear_hits(Text("type a question above", style="dim")), group="hits")
             return
         if self.model is None or self._process is None:
@@ -458,10 +496,20 @@ class RaglensApp(App[None]):
         if current is not None and not 0 <= current < len(windows):
             current = 0 if windows else None
         extent = None
-        if current is not None and self.index is not None:
-            extent = self.index.extent(self._file_rows[path].start + current)
+        never_read: tuple[tuple[int, int], ...] = ()
+        text = self.corpus.file(path).text
+        if self.index is not None:
+            rows = self._file_rows[path]
+            if current is not None:
+                extent = self.index.extent(rows.start + current)
+            extents = [self.index.extent(row) for row in rows]
+            known = [e for e in extents if e is not None]
+            if windows and len(known) == len(extents):
+                from raglens.diagnostics.coverage import unread_spans  # numpy is loaded by now
+
+                never_read = unread_spans(len(text), windows, known)
         self._shown = (path, current)
-        self.query_one(WindowView).show(path, self.corpus.file(path).text, windows, current, extent, scroll)
+        self.query_one(WindowView).show(path, text, windows, current, extent, scroll, never_read)
 
     def _embed_next(self, path: str) -> None:
         if self._feed is not None and self._feed.index is self.index:

@@ -9,6 +9,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the first frame
     from raglens.corpus import Corpus
+    from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.embedding_events import ProcessEvent
     from raglens.embedding_process import EmbeddingProcess
     from raglens.errors import RaglensError
@@ -65,9 +66,17 @@ class EmbedderReported(Message):
 class RankingReady(Message):
     """A query was ranked against the windows embedded so far."""
 
-    def __init__(self, query: str, result: SearchResult, excerpts: Sequence[HitExcerpt]) -> None:
+    def __init__(
+        self,
+        query: str,
+        result: SearchResult,
+        excerpts: Sequence[HitExcerpt],
+        diagnostics: QueryDiagnostics,
+    ) -> None:
         super().__init__()
         self.query = query
         self.result = result
         self.excerpts = excerpts
         """Each hit's first lines, coloured in the worker so the UI thread only draws them."""
+        self.diagnostics = diagnostics
+        """Score distribution, noise floor, literal matches and straddles of this ranking."""

@@ -253,3 +253,53 @@ async def test_the_file_opened_while_indexing_is_embedded_next() -> None:
         await wait_until(pilot, lambda: all(app.index.has_vector(row) for row in rows), "its windows")  # type: ignore[union-attr]
         assert not app.index.is_complete, "embedded before the rest of the corpus"  # type: ignore[union-attr]
         await wait_until(pilot, lambda: index_complete(app), "the whole index")
+
+
+async def test_the_score_strip_draws_the_noise_band_and_hits_carry_literal_marks() -> None:
+    rankings: list[RankingReady] = []
+
+    def record(message: Message) -> None:
+        if isinstance(message, RankingReady):
+            rankings.append(message)
+
+    app = make_app(query="drain_pending_jobs")
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+
+        def banded() -> bool:
+            return bool(rankings) and rankings[-1].diagnostics.noise is not None and fully_ranked(app, 5)
+
+        await wait_until(pilot, banded, "a full ranking with the noise band")
+        diagnostics = rankings[-1].diagnostics
+        # The fake model's control questions score the same in this process: the band is theirs.
+        embedder = HashingEmbedder()
+        index = build_index(load_corpus(SAMPLE_CORPUS, CorpusOptions()), WindowParams(), embedder)
+        from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, measure_noise_floor
+
+        expected = measure_noise_floor(index, embedder.encode_query, CONTROL_QUESTIONS)
+        assert expected is not None and diagnostics.noise is not None
+        assert diagnostics.noise.high == pytest.approx(expected.high)
+        strip = text_of(app, "#score-strip")
+        assert "~" in strip and "noise floor" in strip
+        assert "drain_pending_jobs: 10 occurrence(s) in 7 file(s)" in strip
+        items = [str(item.query_one(Static).render()) for item in app.query_one(HitList).query("HitItem")]
+        marked = [m.identifiers for m in diagnostics.lexical]
+        assert any(marked), "some hit holds the identifier"
+        for text, identifiers in zip(items, marked, strict=True):
+            assert ("≡ contains drain_pending_jobs" in text) == bool(identifiers)
+        await pilot.press("ctrl+a", "ctrl+k")  # clear the query: the strip goes with the hits
+        await wait_until(pilot, lambda: not app.query_one("#score-strip").display, "the strip hidden")
+
+
+async def test_the_window_view_marks_what_no_window_reads() -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        app.show_file("docs/queues.md", 0)
+        await pilot.pause()
+        layout = app.query_one(FileLines).file_layout
+        assert layout is not None and layout.never_read, "the fake model reads 128 tokens: tails are lost"
+        start, end = layout.never_read[0]
+        from raglens.window_layout import Band
+
+        assert layout.band_at(start) is Band.NEVER_READ and layout.band_at(end - 1) is Band.NEVER_READ
+        assert "read by no window" in text_of(app, "#window-header")

@@ -27,6 +27,7 @@ BAND_STYLES: dict[Band, Style] = {
     Band.CURRENT: Style.parse("on #1f4e79"),
     Band.CURRENT_OVERLAP: Style.parse("on #6b5a12"),
     Band.UNREAD: Style.parse("strike on #5c1f1f"),
+    Band.NEVER_READ: Style.parse("strike bold #ff9e9e on #3d0a0a"),
 }
 """Dim alternating bands per window, amber overlaps, blue for the selected one, red where reading stops."""
 
@@ -73,6 +74,11 @@ class FileLines(ScrollView, can_focus=True):
     @property
     def layout_shown(self) -> FileLayout | None:
         """The layout on display, or None while a note is shown."""
+        return self._layout
+
+    @property
+    def file_layout(self) -> FileLayout | None:
+        """The layout on display; None while a note is shown instead."""
         return self._layout
 
     def show_layout(self, layout: FileLayout, *, widest: int | None = None) -> None:

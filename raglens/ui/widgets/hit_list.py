@@ -32,9 +32,15 @@ class HitExcerpt:
     hidden: int
     stale: bool = False
     """The file changed on disk after it was indexed: the text shown may no longer be there."""
+    literal: str = ""
+    """What of the query the window contains literally (``contains drain_jobs``), if anything."""
+    within_noise: bool = False
+    """The score is no higher than an off-topic control question's best."""
 
 
-def hit_excerpt(hit: Hit, file_text: str, *, stale: bool = False) -> HitExcerpt:
+def hit_excerpt(
+    hit: Hit, file_text: str, *, stale: bool = False, literal: str = "", within_noise: bool = False
+) -> HitExcerpt:
     """The window's first lines, made printable and syntax-coloured by its file's kind.
 
     Colouring imports Pygments on first use: call this from a worker, not the UI thread.
@@ -42,7 +48,7 @@ def hit_excerpt(hit: Hit, file_text: str, *, stale: bool = False) -> HitExcerpt:
     shown, hidden = excerpt(hit.window.text_in(file_text), EXCERPT_LINES)
     coloured = highlighted(hit.window.path, "\n".join(shown))
     lines = tuple(coloured.split("\n", allow_blank=True))[: len(shown)]
-    return HitExcerpt(lines, hidden, stale)
+    return HitExcerpt(lines, hidden, stale, literal, within_noise)
 
 
 def hit_text(hit: Hit, lines: HitExcerpt) -> Text:
@@ -53,6 +59,10 @@ def hit_text(hit: Hit, lines: HitExcerpt) -> Text:
     text.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
     text.append("  ")
     text.append(printable(hit.window.citation), style="green")
+    if lines.within_noise:
+        text.append("  within noise", style="magenta")
+    if lines.literal:
+        text.append(printable(f"  ≡ {lines.literal}"), style="yellow")
     if lines.stale:
         text.append("  changed on disk since indexed (r re-scans)", style="bold yellow")
     for line in lines.lines:
@@ -70,11 +80,14 @@ class HitItem(ListItem):
         super().__init__(Static(hit_text(hit, lines)))
         self.hit = hit
         self.stale = lines.stale
+        self.marks = (lines.stale, lines.literal, lines.within_noise)
+        """What the heading line marks besides the score: compared to skip redrawing the same hits."""
 
     def show(self, hit: Hit, lines: HitExcerpt) -> None:
         """Show another hit in this item: cheaper than mounting a new one."""
         self.hit = hit
         self.stale = lines.stale
+        self.marks = (lines.stale, lines.literal, lines.within_noise)
         self.query_one(Static).update(hit_text(hit, lines))
 
 
@@ -111,8 +124,12 @@ class HitList(Widget):
     async def show_result(self, result: SearchResult, excerpts: Sequence[HitExcerpt], summary: Text) -> None:
         """Replace the hits with ``result``'s; the same hits again keep the list and its cursor."""
         self.show_summary(summary)
-        shown_now = [(item.hit.row, item.hit.score, item.stale) for item in self.query(HitItem)]
-        if shown_now == [(h.row, h.score, e.stale) for h, e in zip(result.hits, excerpts, strict=True)]:
+        shown_now = [(item.hit.row, item.hit.score, item.marks) for item in self.query(HitItem)]
+        wanted = [
+            (h.row, h.score, (e.stale, e.literal, e.within_noise))
+            for h, e in zip(result.hits, excerpts, strict=True)
+        ]
+        if shown_now == wanted:
             return
         items = self.query_one("#hit-items", ListView)
         # Reuse the items on screen; mounting five new ones stalled the event loop for 60-75 ms.

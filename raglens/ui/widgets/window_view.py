@@ -18,10 +18,16 @@ from raglens.windows import Window
 
 
 def window_header(
-    path: str, windows: Sequence[Window], current: int | None, extent: ReadingExtent | None
+    path: str,
+    windows: Sequence[Window],
+    current: int | None,
+    extent: ReadingExtent | None,
+    never_read_share: float | None = None,
 ) -> Text:
     """``path · window i of n · lines · characters · tokens · how much the model reads``."""
     header = Text(printable(path), style="bold")
+    if never_read_share:
+        header.append(f"  {never_read_share:.0%} of the file read by no window", style="bold #ff9e9e")
     if current is None or not windows:
         header.append("  no windows", style="dim")
         return header
@@ -66,15 +72,21 @@ class WindowView(Widget):
         current: int | None,
         extent: ReadingExtent | None,
         scroll: bool = True,
+        never_read: Sequence[tuple[int, int]] = (),
     ) -> None:
-        """Draw ``path`` with ``windows``; with ``scroll``, bring the ``current`` window into view."""
+        """Draw ``path`` with ``windows``; with ``scroll``, bring the ``current`` window into view.
+
+        ``never_read`` are the spans no window's embedding reads, known once the file is embedded.
+        """
         if self._measured is None or self._measured[0] is not text:
             self._measured = (text, LineIndex(text), widest_line(text))
         _, lines, widest = self._measured
         chars_read = extent.chars_read if extent is not None else None
-        self.query_one("#window-header", Static).update(window_header(path, windows, current, extent))
+        share = sum(end - start for start, end in never_read) / len(text) if text else None
+        self.query_one("#window-header", Static).update(window_header(path, windows, current, extent, share))
         file_lines = self.query_one(FileLines)
-        file_lines.show_layout(FileLayout(text, windows, current, chars_read, lines), widest=widest)
+        layout = FileLayout(text, windows, current, chars_read, lines, never_read=never_read)
+        file_lines.show_layout(layout, widest=widest)
         if not scroll:
             return
         # Forced: the scrollbars of a layout just set are not known yet, and would refuse the scroll.

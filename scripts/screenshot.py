@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from raglens.ui.app import AppConfig, RaglensApp
 
@@ -25,6 +25,7 @@ async def export(path: str) -> None:
             app.last_result is not None
             and app.last_result.ranked_count == app.last_result.window_count
             and app.last_result.hits
+            and "noise floor 0" in str(app.query_one("#score-strip", Static).render())
         ):
             await pilot.pause(0.1)
         top = app.last_result.hits[0].window

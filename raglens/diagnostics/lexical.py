@@ -132,6 +132,8 @@ def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurren
     pattern = _whole_token(identifier)
     found: list[Occurrence] = []
     for path, text in texts.items():
+        if identifier not in text:
+            continue  # a plain substring test is ~50x faster than the regex; most files fail it
         matches = list(pattern.finditer(text))
         if matches:
             lines = LineIndex(text)

@@ -19,7 +19,10 @@ from raglens.pipeline import build_index
 from raglens.windows import WindowParams
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS, MakeTree
 
-HIT_KEYS = {"rank", "score", "path", "start", "end", "line_start", "line_end", "citation", "text"}
+HIT_KEYS = {
+    *("rank", "score", "path", "start", "end", "line_start", "line_end", "citation", "text"),
+    *("lexical", "above_noise"),
+}
 HOSTILE_TEXT = (
     "Clear the screen \x1b[2J\x1b[H, set the title \x1b]0;owned\x07, copy to the clipboard "
     "\x1b]52;c;cm0gLXJmIH4=\x07, ring \x07, erase\x08\x08.\n[bold red]markup[/] too.\n" * 3

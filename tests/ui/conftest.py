@@ -52,3 +52,12 @@ def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
         and [h.row for h in app.query_one(HitList).hits] == [h.row for h in result.hits]
         and len(result.hits) == hit_count
     )
+
+
+def noise_band_drawn(app: RaglensApp) -> bool:
+    """The score strip shows the noise band: the control questions were answered before this ranking."""
+    import re
+
+    from textual.widgets import Static
+
+    return bool(re.search(r"noise floor -?\d", str(app.query_one("#score-strip", Static).render())))

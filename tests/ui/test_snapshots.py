@@ -8,7 +8,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from raglens.ui.app import RaglensApp
-from tests.ui.conftest import fully_ranked, make_app, wait_until
+from tests.ui.conftest import fully_ranked, make_app, noise_band_drawn, wait_until
 
 SIZE = (150, 42)
 QUERY = "what happens after a job is acknowledged"
@@ -42,8 +42,10 @@ def test_indexing_in_progress_ranks_what_is_embedded(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         await wait_until(
             pilot,
-            lambda: app.last_result is not None and app.last_result.ranked_count == 8,
-            "a ranking over the first batch",
+            lambda: app.last_result is not None
+            and app.last_result.ranked_count == 8
+            and noise_band_drawn(app),
+            "a ranking over the first batch, with the noise band",
         )
         await steady(pilot)
 
@@ -54,7 +56,7 @@ def test_hits_shown(snap_compare: Any) -> None:
     app = snapshot_app(query=QUERY)
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        await wait_until(pilot, lambda: fully_ranked(app, 5) and noise_band_drawn(app), "the hits")
         await steady(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
@@ -64,7 +66,7 @@ def test_window_view_with_boundaries_and_the_truncation_mark(snap_compare: Any) 
     app = snapshot_app(query=QUERY)
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        await wait_until(pilot, lambda: fully_ranked(app, 5) and noise_band_drawn(app), "the hits")
         app.show_file("docs/queues.md", 1)
         await steady(pilot)
 

@@ -42,9 +42,9 @@ def test_indexing_in_progress_ranks_what_is_embedded(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         await wait_until(
             pilot,
-            lambda: app.last_result is not None
-            and app.last_result.ranked_count == 8
-            and noise_band_drawn(app),
+            lambda: (
+                app.last_result is not None and app.last_result.ranked_count == 8 and noise_band_drawn(app)
+            ),
             "a ranking over the first batch, with the noise band",
         )
         await steady(pilot)

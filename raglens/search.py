@@ -94,3 +94,11 @@ def rank_of(result: SearchResult, row: int) -> int | None:
     higher = int(np.count_nonzero(result.scores > score))
     tied_before = int(np.count_nonzero(result.scores[:position] == score))
     return higher + tied_before + 1
+
+
+def score_of(result: SearchResult, row: int) -> float | None:
+    """The score window ``row`` got in ``result``; None if it was not ranked (not embedded yet)."""
+    position = int(np.searchsorted(result.ranked_rows, row))
+    if position < result.ranked_count and int(result.ranked_rows[position]) == row:
+        return float(result.scores[position])
+    return None

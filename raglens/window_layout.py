@@ -40,6 +40,8 @@ class LaidOutLine:
 
     number: int
     segments: tuple[tuple[str, Band], ...]
+    heats: tuple[float | None, ...] = ()
+    """With heat on, the best score of the windows holding each segment (None: none embedded)."""
 
 
 def _strip_line_break(start: int, end: int, text: str) -> int:
@@ -67,8 +69,13 @@ class FileLayout:
         chars_read: int | None = None,
         lines: LineIndex | None = None,
         never_read: Sequence[tuple[int, int]] = (),
+        heat: Sequence[float | None] | None = None,
     ) -> None:
         self.text = text
+        self.heat = tuple(heat) if heat is not None else None
+        """One score per window for the current query, to colour the file by; None: heat is off."""
+        if self.heat is not None and len(self.heat) != len(windows):
+            raise ValueError(f"{len(self.heat)} heat scores for {len(windows)} windows")
         self.windows = windows
         self.current = current
         self.lines = lines if lines is not None else LineIndex(text)
@@ -120,6 +127,15 @@ class FileLayout:
             return Band.OVERLAP
         return Band.EVEN if first % 2 == 0 else Band.ODD
 
+    def heat_at(self, offset: int) -> float | None:
+        """The best score among the windows holding ``offset``; None without heat or a score."""
+        if self.heat is None:
+            return None
+        first = bisect_right(self._ends, offset)
+        last = bisect_right(self._starts, offset) - 1
+        scores = [score for score in self.heat[first : last + 1] if score is not None]
+        return max(scores) if scores else None
+
     def line(self, number: int) -> LaidOutLine:
         """The 1-based line ``number`` split into printable segments at every boundary it crosses."""
         line_start, line_end = self.lines.line_span(number)
@@ -130,8 +146,10 @@ class FileLayout:
             points.append(self._cuts[cut])
             cut += 1
         points.append(content_end)
-        segments = tuple((printable(self.text[a:b]), self.band_at(a)) for a, b in pairwise(points) if b > a)
-        return LaidOutLine(number, segments)
+        spans = [(a, b) for a, b in pairwise(points) if b > a]
+        segments = tuple((printable(self.text[a:b]), self.band_at(a)) for a, b in spans)
+        heats = tuple(self.heat_at(a) for a, _ in spans) if self.heat is not None else ()
+        return LaidOutLine(number, segments, heats)
 
 
 def lay_out(

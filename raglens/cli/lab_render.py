@@ -12,6 +12,7 @@ from raglens.diagnostics.describe import (
     describe_profile,
     distribution_line,
     marker_line,
+    probe_report_lines,
 )
 from raglens.diagnostics.evaluation import EvalReport
 from raglens.diagnostics.probes import ProbeResult
@@ -66,13 +67,9 @@ def print_prompt(console: Console, prompt: PromptPreview) -> None:
 
 def print_probes(console: Console, results: list[ProbeResult]) -> None:
     """Each probe: its name, its explanation, and any warning."""
-    for position, result in enumerate(results, start=1):
-        console.print(Text(f"{position}. {result.name}", style="bold"))
-        for line in result.explanation:
-            console.print(Text(printable(f"   {line}")), soft_wrap=True)
-        if result.warning:
-            console.print(Text(printable(f"   warning: {result.warning}"), style="yellow"), soft_wrap=True)
-        console.print()
+    styles = {"heading": "bold", "text": "", "warning": "yellow"}
+    for kind, line in probe_report_lines(results):
+        console.print(Text(printable(line), style=styles[kind]), soft_wrap=True)
 
 
 def _share(value: float | None) -> str:

@@ -132,6 +132,13 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser.add_argument("--version", action="version", version=f"raglens {__version__}")
         _add_corpus_arguments(parser)
         parser.add_argument("query", metavar="QUERY", nargs="?", help="a question to search for")
+        parser.add_argument(
+            "--golden",
+            default=None,
+            metavar="FILE",
+            help="the golden JSONL file the app's g key appends cases to (default: one per corpus "
+            "in the user data folder)",
+        )
         _add_model_arguments(parser)
         return parser
     parser = argparse.ArgumentParser(prog=f"raglens {command}", formatter_class=formatter)
@@ -275,6 +282,7 @@ def _run_app(args: argparse.Namespace) -> int:
         log_path=str(log_path),
         cache_dir=None if args.no_cache else str(cache_dir(args)),
         precision=args.precision,
+        golden_path=args.golden,
     )
     RaglensApp(config).run()
     return ExitCode.OK

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from raglens.diagnostics.lexical import LexicalMatch
 from raglens.diagnostics.noise_floor import NoiseFloor
+from raglens.diagnostics.probes import ProbeResult
 from raglens.diagnostics.score_profile import BIN_COUNT, BIN_FLOOR, BIN_WIDTH, ScoreProfile, bin_of, sparkline
 from raglens.search import Hit
 
@@ -68,3 +69,15 @@ def describe_lexical(match: LexicalMatch) -> str:
     if match.identifiers:
         parts.append("contains " + ", ".join(match.identifiers))
     return "; ".join(parts)
+
+
+def probe_report_lines(results: Sequence[ProbeResult]) -> list[tuple[str, str]]:
+    """Each probe as (style, line) pairs: a numbered heading, its explanation, any warning."""
+    lines: list[tuple[str, str]] = []
+    for position, result in enumerate(results, start=1):
+        lines.append(("heading", f"{position}. {result.name}"))
+        lines.extend(("text", f"   {line}") for line in result.explanation)
+        if result.warning:
+            lines.append(("warning", f"   warning: {result.warning}"))
+        lines.append(("text", ""))
+    return lines

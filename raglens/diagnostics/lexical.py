@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from raglens.lines import LineIndex
-from raglens.search import SearchResult, rank_of
+from raglens.search import SearchResult, rank_of, score_of
 from raglens.windows import Window
 
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*")
@@ -152,8 +152,6 @@ def identifier_report(
     holding = []
     for row, window in enumerate(windows):
         if any(window.start <= start and end <= window.end for start, end in spans.get(window.path, ())):
-            position = rank_of(result, row)
-            score = None if position is None else float(result.scores[result.ranked_rows.searchsorted(row)])
-            holding.append(WindowWithIdentifier(row, window, position, score))
+            holding.append(WindowWithIdentifier(row, window, rank_of(result, row), score_of(result, row)))
     holding.sort(key=lambda entry: (entry.rank is None, entry.rank or 0))
     return IdentifierReport(identifier, tuple(occurrences), tuple(holding))

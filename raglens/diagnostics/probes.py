@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from raglens.diagnostics.lexical import IdentifierReport, identifier_report, looks_like_identifier
 from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS
 from raglens.diagnostics.symbols import Definition, find_definitions
-from raglens.search import SearchResult, rank_of
+from raglens.search import SearchResult, rank_of, score_of
 from raglens.windows import Window
 
 Ranker = Callable[[str, int], SearchResult]
@@ -28,6 +28,8 @@ LANGUAGE_QUESTIONS = (
     ("French", "comment les erreurs sont-elles gérées ?"),
 )
 """One question in four languages; the English one's best hit is the answer the others should find."""
+UNANSWERABLE_COUNT = 3
+"""How many of the control questions the unanswerable probe asks."""
 
 _MULTILINGUAL_HINTS = ("multilingual", "labse", "xlm", "bge-m3", "distiluse", "-m3", "mul")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -76,15 +78,8 @@ class ProbeResult:
     warning: str | None = None
 
 
-def _score_of(result: SearchResult, row: int) -> float | None:
-    position = int(result.ranked_rows.searchsorted(row))
-    if position < result.ranked_count and int(result.ranked_rows[position]) == row:
-        return float(result.scores[position])
-    return None
-
-
 def _watch(result: SearchResult, windows: Sequence[Window], row: int) -> WindowScore:
-    return WindowScore(windows[row].citation, rank_of(result, row), _score_of(result, row))
+    return WindowScore(windows[row].citation, rank_of(result, row), score_of(result, row))
 
 
 def _place(score: WindowScore) -> str:
@@ -201,11 +196,11 @@ def _paragraphs(path: str, text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e in spans if text[s:e].strip()]
 
 
-def _cut_spans(context: ProbeContext) -> list[_Span]:
+def _cut_spans(texts: Mapping[str, str], windows: Sequence[Window]) -> list[_Span]:
     """Definitions with a docstring, then paragraphs, that one window could hold but none does."""
-    longest = max((w.length for w in context.windows), default=0)
+    longest = max((w.length for w in windows), default=0)
     found: list[_Span] = []
-    for definition in _code_definitions(context.texts):
+    for definition in _code_definitions(texts):
         question = _question_from(definition)
         if question is not None:
             found.append(
@@ -217,26 +212,27 @@ def _cut_spans(context: ProbeContext) -> list[_Span]:
                     question,
                 )
             )
-    for path, text in context.texts.items():
+    for path, text in texts.items():
         if is_prose(path):
             for start, end in _paragraphs(path, text):
                 sentence = re.split(r"(?<=[.!?])\s", text[start:end].strip().replace("\n", " "))[0]
                 if len(sentence) >= 20 and end - start >= 200:
                     found.append(_Span(path, start, end, "a paragraph", sentence[:200]))
-    return [
-        span
-        for span in found
-        if span.end - span.start <= longest
-        and not any(
-            w.path == span.path and w.start <= span.start and span.end <= w.end for w in context.windows
-        )
-        and len(_rows_overlapping(context.windows, span.path, span.start, span.end)) >= 2
-    ]
+    by_path: dict[str, list[Window]] = {}
+    for window in windows:
+        by_path.setdefault(window.path, []).append(window)
+
+    def is_cut(span: _Span) -> bool:
+        own = by_path.get(span.path, [])
+        holding = [w for w in own if w.start < span.end and span.start < w.end]
+        return len(holding) >= 2 and not any(w.start <= span.start and span.end <= w.end for w in holding)
+
+    return [span for span in found if span.end - span.start <= longest and is_cut(span)]
 
 
 def probe_straddle(context: ProbeContext) -> ProbeResult:
     """Ask the question a cut definition or paragraph answers, and score each of its halves."""
-    spans = _cut_spans(context)
+    spans = _cut_spans(context.texts, context.windows)
     if not spans:
         return ProbeResult(
             "boundary straddle",
@@ -309,7 +305,7 @@ def probe_language(context: ProbeContext) -> ProbeResult:
 
 def probe_unanswerable(context: ProbeContext, answerable_tops: Sequence[float]) -> ProbeResult:
     """Off-topic questions: they still get k hits; where do their scores sit against real answers'?"""
-    questions = CONTROL_QUESTIONS[:3]
+    questions = CONTROL_QUESTIONS[:UNANSWERABLE_COUNT]
     results = [context.rank(q, context.k) for q in questions]
     tops = tuple(r.hits[0].score for r in results)
     lines = [
@@ -346,6 +342,23 @@ def probe_query(context: ProbeContext, query: str, noise_high: float | None) -> 
     if looks_like_identifier(stripped):
         lines.append(identifier_report(stripped, context.texts, context.windows, result).describe() + ".")
     return ProbeResult("your probe", (query,), tuple(lines), (result.hits[0].score,))
+
+
+def probe_queries(
+    texts: Mapping[str, str], windows: Sequence[Window], user_queries: Sequence[str] = ()
+) -> list[str]:
+    """Every query :func:`run_probes` will rank, so a caller can embed them all first."""
+    queries = []
+    definition = choose_symbol(texts)
+    if definition is not None:
+        queries.append(definition.short_name)
+    spans = _cut_spans(texts, windows)
+    if spans:
+        queries.append(spans[0].query)
+    queries += [question for _, question in LANGUAGE_QUESTIONS]
+    queries += CONTROL_QUESTIONS[:UNANSWERABLE_COUNT]
+    queries += user_queries
+    return list(dict.fromkeys(queries))
 
 
 def run_probes(context: ProbeContext, user_queries: Sequence[str] = ()) -> list[ProbeResult]:

@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from raglens.diagnostics.evaluation import answers, full_ranks
+from raglens.diagnostics.golden import ExpectedRef
 from raglens.diagnostics.lexical import (
     IdentifierReport,
     LexicalMatch,
@@ -15,8 +19,23 @@ from raglens.diagnostics.lexical import (
 from raglens.diagnostics.noise_floor import NoiseFloor
 from raglens.diagnostics.score_profile import ScoreProfile, score_profile
 from raglens.diagnostics.straddle import Straddle, find_straddles
+from raglens.diagnostics.symbols import Definition
 from raglens.search import SearchResult
 from raglens.windows import Window
+
+
+@dataclass(frozen=True)
+class ExpectedRank:
+    """A pinned expected answer and the best rank of a window answering it; None if none is ranked."""
+
+    ref: ExpectedRef
+    rank: int | None
+
+    def describe(self, k: int) -> str:
+        if self.rank is None:
+            return f"expected {self.ref}: not ranked yet"
+        verdict = "in the top k" if self.rank <= k else "outside the top k"
+        return f"expected {self.ref}: rank {self.rank} ({verdict}={k})"
 
 
 @dataclass(frozen=True)
@@ -30,6 +49,8 @@ class QueryDiagnostics:
     straddles: tuple[Straddle, ...]
     identifier: IdentifierReport | None
     """For a query that is one identifier: where it literally is and how those windows ranked."""
+    expected: tuple[ExpectedRank, ...] = ()
+    """Where each answer the user pinned as expected ranks for this query."""
 
     def above_noise(self, score: float) -> bool | None:
         return None if self.noise is None else self.noise.stands_above(score)
@@ -42,13 +63,37 @@ def diagnose_query(
     texts: Mapping[str, str],
     windows: Sequence[Window],
     noise: NoiseFloor | None,
+    expected: Mapping[ExpectedRef, Sequence[Definition]] | None = None,
 ) -> QueryDiagnostics:
-    """Run every per-query instrument on ``result``, the ranking of ``query``."""
+    """Run every per-query instrument on ``result``, the ranking of ``query``.
+
+    ``expected`` maps each pinned answer to its definitions (none for a whole file).
+    """
     lexical = tuple(lexical_match(query, hit.window.text_in(texts[hit.window.path])) for hit in result.hits)
     identifier = None
     if is_identifier_query(query):
         name = query.strip().removesuffix("()").strip("`")
         identifier = identifier_report(name, texts, windows, result)
     return QueryDiagnostics(
-        score_profile(result.scores, k), noise, lexical, tuple(find_straddles(result.hits)), identifier
+        score_profile(result.scores, k),
+        noise,
+        lexical,
+        tuple(find_straddles(result.hits)),
+        identifier,
+        tuple(_expected_ranks(result, windows, expected or {})),
     )
+
+
+def _expected_ranks(
+    result: SearchResult, windows: Sequence[Window], expected: Mapping[ExpectedRef, Sequence[Definition]]
+) -> list[ExpectedRank]:
+    if not expected:
+        return []
+    scores = np.full(len(windows), -np.inf, dtype=np.float32)  # unranked rows sort last
+    scores[result.ranked_rows] = result.scores
+    ranks = full_ranks(scores)
+    found = []
+    for ref, definitions in expected.items():
+        rows = [row for row in result.ranked_rows.tolist() if answers(windows[row], ref, definitions)]
+        found.append(ExpectedRank(ref, int(ranks[rows].min()) if rows else None))
+    return found

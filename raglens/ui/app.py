@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -35,6 +35,7 @@ from raglens.errors import RaglensError
 from raglens.printable import printable
 from raglens.ui.highlight import warm_up
 from raglens.ui.index_feed import IndexFeed
+from raglens.ui.lab_actions import LabActions
 from raglens.ui.messages import (
     CorpusFailed,
     CorpusLoaded,
@@ -56,6 +57,9 @@ if TYPE_CHECKING:
     # here would hold back the first frame by ~0.1 s (see benchmarks/app_responsiveness.py).
     import numpy as np
 
+    from raglens.diagnostics.golden import ExpectedRef
+    from raglens.diagnostics.query_report import QueryDiagnostics
+    from raglens.diagnostics.symbols import Definition
     from raglens.embedding_process import EmbeddingProcess
     from raglens.index import VectorIndex
     from raglens.pipeline import CacheLookup
@@ -88,9 +92,11 @@ class AppConfig:
     """``fp32``, ``bf16``, or None/``auto`` for bf16 only where the CPU computes it natively."""
     show_rates: bool = True
     """Show windows per second, the ETA and the progress bar; snapshot tests turn them off."""
+    golden_path: str | None = None
+    """The golden JSONL file ``g`` appends cases to; None: one per corpus in the user data folder."""
 
 
-class RaglensApp(App[None]):
+class RaglensApp(LabActions):
     """Runs rung-1 naive RAG on one folder and shows every step of it."""
 
     CSS_PATH = "raglens.tcss"
@@ -106,6 +112,12 @@ class RaglensApp(App[None]):
         Binding("t", "focus_tree", "tree", show=False),
         Binding("h", "focus_hits", "hits", show=False),
         Binding("l", "toggle_log", "log"),
+        Binding("m", "toggle_heat", "heat"),
+        Binding("a", "pin_answer", "pin answer"),
+        Binding("u", "unpin", "unpin", show=False),
+        Binding("g", "save_case", "save case", show=False),
+        Binding("c", "prompt_preview", "prompt"),
+        Binding("f", "failure_lab", "failure lab"),
         Binding("question_mark,f1", "help", "help"),
         Binding("escape", "leave_query", "leave query", show=False),
         Binding("q", "quit", "quit"),
@@ -122,6 +134,8 @@ class RaglensApp(App[None]):
         """Every window and the vectors embedded so far; None until the corpus and the model are known."""
         self.model: ModelReady | None = None
         self.last_result: SearchResult | None = None
+        self.last_diagnostics: QueryDiagnostics | None = None
+        """What the instruments said about ``last_result``."""
         self.shown_query: str | None = None
         """The query whose hits are on screen (``last_result``'s, once its hits are drawn)."""
         self._pending_windows: CorpusLoaded | None = None
@@ -259,6 +273,7 @@ class RaglensApp(App[None]):
         vector: np.ndarray,
         k: int,
         controls: dict[str, np.ndarray],
+        pinned: dict[ExpectedRef, tuple[Definition, ...]],
     ) -> None:
         from raglens.diagnostics.describe import describe_lexical
         from raglens.diagnostics.noise_floor import measure_noise_floor
@@ -268,7 +283,7 @@ class RaglensApp(App[None]):
         result = rank(index, vector, k)
         noise = measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
         texts = {source.path: source.text for source in corpus.files}
-        diagnostics = diagnose_query(query, result, k, texts, index.windows, noise)
+        diagnostics = diagnose_query(query, result, k, texts, index.windows, noise, pinned)
         excerpts = [
             hit_excerpt(
                 hit,
@@ -376,6 +391,8 @@ class RaglensApp(App[None]):
         elif isinstance(event, QueryEmbedded) and event.request_id == self._query_request:
             self._query_vector = event.vector
             self._rerank(now=True)
+        elif isinstance(event, QueryEmbedded) and self.probe_query_embedded(event):
+            pass  # a failure-lab query: the lab runs once all of them are in
         elif isinstance(event, QueryEmbedded) and event.request_id in self._control_requests:
             self._controls[self._control_requests.pop(event.request_id)] = event.vector
             if not self._control_requests:
@@ -424,10 +441,34 @@ class RaglensApp(App[None]):
                 self._rerank_timer.stop()  # this ranking covers whatever the timer was waiting for
                 self._rerank_timer = None
             self.rank_query(
-                self.index, self.corpus, self._query_text, self._query_vector, self.k, dict(self._controls)
+                self.index,
+                self.corpus,
+                self._query_text,
+                self._query_vector,
+                self.k,
+                dict(self._controls),
+                dict(self.pinned),
             )
         elif self._rerank_timer is None:
             self._rerank_timer = self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
+
+    def rerank_now(self) -> None:
+        self._rerank(now=True)
+
+    def golden_path(self) -> Path:
+        """Where ``g`` appends golden cases: ``--golden``, else a file per corpus in the user data folder."""
+        if self.config.golden_path:
+            return Path(self.config.golden_path).expanduser()
+        import platformdirs
+
+        name = Path(self.config.path).resolve().name or "corpus"
+        return platformdirs.user_data_path("raglens") / "golden" / f"{name}.jsonl"
+
+    def model_name_for_tokens(self) -> str | None:
+        return self.config.model
+
+    def model_label(self) -> str:
+        return self.model.name if self.model is not None else self._model_label()
 
     def _rerank_later(self) -> None:
         self._rerank_timer = None
@@ -443,8 +484,11 @@ class RaglensApp(App[None]):
             message.result.window_count,
             len(message.result.hits),
         )
+        self.last_diagnostics = message.diagnostics
         strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
         strip.show_diagnostics(message.diagnostics, message.result.hits, self.k)
+        if self._shown is not None and (self.heat_on or message.diagnostics.straddles):
+            self.show_file(*self._shown, scroll=False)
         await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
         self.shown_query = message.query
 
@@ -509,7 +553,8 @@ class RaglensApp(App[None]):
 
                 never_read = unread_spans(len(text), windows, known)
         self._shown = (path, current)
-        self.query_one(WindowView).show(path, text, windows, current, extent, scroll, never_read)
+        heat, notes = self.lens_on_file(path)
+        self.query_one(WindowView).show(path, text, windows, current, extent, scroll, never_read, heat, notes)
 
     def _embed_next(self, path: str) -> None:
         if self._feed is not None and self._feed.index is self.index:

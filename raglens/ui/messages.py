@@ -9,6 +9,8 @@ from textual.message import Message
 
 if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the first frame
     from raglens.corpus import Corpus
+    from raglens.diagnostics.probes import ProbeResult
+    from raglens.diagnostics.prompt import PromptPreview
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.embedding_events import ProcessEvent
     from raglens.embedding_process import EmbeddingProcess
@@ -80,3 +82,27 @@ class RankingReady(Message):
         """Each hit's first lines, coloured in the worker so the UI thread only draws them."""
         self.diagnostics = diagnostics
         """Score distribution, noise floor, literal matches and straddles of this ranking."""
+
+
+class ProbesPlanned(Message):
+    """The failure lab chose its probes; these queries must be embedded before they can run."""
+
+    def __init__(self, queries: list[str]) -> None:
+        super().__init__()
+        self.queries = queries
+
+
+class ProbesReady(Message):
+    """The failure lab ran every probe over the windows embedded so far."""
+
+    def __init__(self, results: list[ProbeResult]) -> None:
+        super().__init__()
+        self.results = results
+
+
+class PromptReady(Message):
+    """The prompt an LLM would get for the query on screen was assembled and counted."""
+
+    def __init__(self, preview: PromptPreview) -> None:
+        super().__init__()
+        self.preview = preview

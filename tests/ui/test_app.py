@@ -296,10 +296,101 @@ async def test_the_window_view_marks_what_no_window_reads() -> None:
         await wait_until(pilot, lambda: index_complete(app), "the index")
         app.show_file("docs/queues.md", 0)
         await pilot.pause()
-        layout = app.query_one(FileLines).file_layout
+        layout = app.query_one(FileLines).layout_shown
         assert layout is not None and layout.never_read, "the fake model reads 128 tokens: tails are lost"
         start, end = layout.never_read[0]
         from raglens.window_layout import Band
 
         assert layout.band_at(start) is Band.NEVER_READ and layout.band_at(end - 1) is Band.NEVER_READ
         assert "read by no window" in text_of(app, "#window-header")
+
+
+async def test_heat_colours_each_window_by_its_score_for_the_query() -> None:
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
+        app.show_file("docs/queues.md", 0)
+        app.action_leave_query()
+        await pilot.press("m")
+        await wait_until(pilot, lambda: app.query_one(FileLines).layout_shown is not None, "the file")
+        layout = app.query_one(FileLines).layout_shown
+        assert layout is not None and layout.heat is not None
+        result = app.last_result
+        assert result is not None
+        rows = app._file_rows["docs/queues.md"]
+        assert list(layout.heat) == [float(result.scores[row]) for row in rows]
+        await pilot.press("m")
+        layout = app.query_one(FileLines).layout_shown
+        assert layout is not None and layout.heat is None
+
+
+async def test_pinning_a_hit_tracks_its_rank_and_g_appends_a_golden_case(tmp_path: Path) -> None:
+    import json
+
+    from raglens.ui.screens.pin import PinScreen
+
+    golden = tmp_path / "golden" / "cases.jsonl"
+    app = make_app(query=QUERY, golden_path=str(golden))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
+        app.action_focus_hits()
+        await pilot.press("down")  # the second hit
+        second = app.query_one(HitList).highlighted_hit
+        assert second is not None and second.rank == 2
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, PinScreen), "the pin screen")
+        await pilot.press("enter")  # the first choice: the hit's whole file
+        await wait_until(
+            pilot,
+            lambda: f"expected {second.window.path}: rank" in text_of(app, "#score-strip"),
+            "the pinned answer's rank in the strip",
+        )
+        # The file's best window may rank above this hit, never below it.
+        assert app.last_diagnostics is not None
+        (expected,) = app.last_diagnostics.expected
+        assert expected.rank is not None and expected.rank <= 2
+        await pilot.press("g")
+        await wait_until(pilot, golden.exists, "the golden file")
+        (line,) = golden.read_text(encoding="utf-8").splitlines()
+        assert json.loads(line) == {"q": QUERY, "expect": [second.window.path], "kind": "pinned"}
+        from raglens.diagnostics.golden import read_golden
+
+        assert read_golden(golden)[0].query == QUERY  # what g writes, raglens eval reads
+
+
+async def test_the_prompt_preview_shows_the_exact_context() -> None:
+    from raglens.ui.screens.report import ReportScreen
+
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
+        app.action_leave_query()
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen), "the prompt")
+        body = str(app.screen.query_one("#report-body", Static).render())
+        for position, hit in enumerate(app.query_one(HitList).hits, start=1):
+            assert f"[{position}] {hit.window.citation}" in body
+        assert f"Question: {QUERY}" in body
+        assert "tokens" in str(app.screen.query_one("#report-title", Static).render())
+
+
+async def test_the_failure_lab_runs_every_probe_from_the_app() -> None:
+    from raglens.ui.messages import ProbesReady
+    from raglens.ui.screens.report import ReportScreen
+
+    reports: list[ProbesReady] = []
+
+    def record(message: Message) -> None:
+        if isinstance(message, ProbesReady):
+            reports.append(message)
+
+    app = make_app()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        app.action_leave_query()
+        await pilot.press("f")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen), "the failure lab")
+        names = [result.name for result in reports[-1].results]
+        assert names == ["exact symbol", "boundary straddle", "other language", "unanswerable"]
+        body = str(app.screen.query_one("#report-body", Static).render())
+        assert "drain_pending_jobs" in body and "hits anyway" in body

@@ -22,6 +22,12 @@ Keys
   r        re-scan the corpus: vectors of unchanged windows come from the cache
   t        focus the corpus tree      h   focus the hits
   l        show or hide the pipeline log
+  m        heat: colour each window of the open file by its score for the query
+  a        pin the highlighted hit's file, or a symbol its window holds, as the expected answer;
+           its rank is shown for every ranking as you edit the query     u   unpin
+  g        append the query and the pinned answers to the golden file (JSONL, for raglens eval)
+  c        the prompt an LLM would get: the top-k windows, cited, and the question, with its size
+  f        the failure lab: exact symbol, cut answer, other languages, unanswerable questions
   ctrl+p   command palette            ?  f1   this help        q   quit
 
 Window view
@@ -29,6 +35,12 @@ Window view
   amber               an overlap: text that two windows share
   blue                the selected window
   red, struck out     past the model's token limit: embedded as if it were not there
+  pink, struck out    past the limit of every window that holds it: no embedding reads it
+
+Score strip (above the hits)
+  the scores of every window on a fixed -0.25..1.00 axis; ~ the noise band (the best scores of
+  off-topic control questions), k the k-th hit, ▲ the top. A hit marked "within noise" scores no
+  higher than a question the corpus cannot answer; "≡ contains" marks literal matches.
 
 A hit marked "changed on disk" comes from a file edited after it was indexed; r re-scans.
 

@@ -44,11 +44,38 @@ def widest_line(text: str) -> int:
     return widest
 
 
+HEAT_STEPS: tuple[tuple[float, Style], ...] = tuple(
+    (bound, Style.parse(f"on {colour}"))
+    for bound, colour in (
+        (0.1, "#15152a"),
+        (0.2, "#1f2d55"),
+        (0.3, "#24506e"),
+        (0.4, "#2f6b4f"),
+        (0.5, "#6b6b24"),
+        (0.6, "#85501a"),
+        (2.0, "#8c1c1c"),
+    )
+)
+"""Background by score on the absolute cosine scale (the same for every query): cold blue to hot red."""
+_HEATED_BANDS = frozenset({Band.EVEN, Band.ODD, Band.OVERLAP})
+
+
+def heat_style(score: float) -> Style:
+    """The background of text whose best window scores ``score``."""
+    return next(style for bound, style in HEAT_STEPS if score < bound)
+
+
 def line_text(layout: FileLayout, number: int, gutter_width: int) -> Text:
-    """Line ``number`` of ``layout`` with its line-number gutter, each segment styled by its band."""
+    """Line ``number`` of ``layout`` with its line-number gutter, each segment styled by its band.
+
+    With heat, text outside the selected window is coloured by its window's score instead.
+    """
     content = Text(no_wrap=True)
-    for segment, band in layout.line(number).segments:
-        content.append(segment, style=BAND_STYLES[band])
+    line = layout.line(number)
+    heats = line.heats or (None,) * len(line.segments)
+    for (segment, band), heat in zip(line.segments, heats, strict=True):
+        style = heat_style(heat) if heat is not None and band in _HEATED_BANDS else BAND_STYLES[band]
+        content.append(segment, style=style)
     content.expand_tabs(TAB_SIZE)  # before the gutter, so tab stops count from the line's own start
     gutter = _CURRENT_GUTTER if number in layout.current_lines else _GUTTER
     text = Text(no_wrap=True)
@@ -74,11 +101,6 @@ class FileLines(ScrollView, can_focus=True):
     @property
     def layout_shown(self) -> FileLayout | None:
         """The layout on display, or None while a note is shown."""
-        return self._layout
-
-    @property
-    def file_layout(self) -> FileLayout | None:
-        """The layout on display; None while a note is shown instead."""
         return self._layout
 
     def show_layout(self, layout: FileLayout, *, widest: int | None = None) -> None:

@@ -118,6 +118,15 @@ class HitList(Widget):
         """The hits on display, best first."""
         return [item.hit for item in self.query(HitItem)]
 
+    @property
+    def highlighted_hit(self) -> Hit | None:
+        """The hit under the list's cursor, else the top hit; None when there are none."""
+        item = self.query_one("#hit-items", ListView).highlighted_child
+        if isinstance(item, HitItem):
+            return item.hit
+        hits = self.hits
+        return hits[0] if hits else None
+
     def show_summary(self, summary: Text) -> None:
         self.query_one("#hit-summary", Static).update(summary)
 

@@ -36,6 +36,9 @@ def strip_text(diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> 
     text.append("\n" + describe_noise(diagnostics.noise, hits), style="dim")
     for straddle in diagnostics.straddles[:2]:
         text.append("\n" + printable("straddle: " + straddle.describe()), style="yellow")
+    for expected in diagnostics.expected:
+        found = expected.rank is not None and expected.rank <= k
+        text.append("\n" + printable(expected.describe(k)), style="bold green" if found else "bold red")
     if diagnostics.identifier is not None:
         text.append("\n" + printable("literal: " + diagnostics.identifier.describe()), style="yellow")
     return text

@@ -73,19 +73,25 @@ class WindowView(Widget):
         extent: ReadingExtent | None,
         scroll: bool = True,
         never_read: Sequence[tuple[int, int]] = (),
+        heat: Sequence[float | None] | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         """Draw ``path`` with ``windows``; with ``scroll``, bring the ``current`` window into view.
 
-        ``never_read`` are the spans no window's embedding reads, known once the file is embedded.
+        ``never_read`` are the spans no window's embedding reads, known once the file is embedded;
+        ``heat`` one score per window for the current query; ``notes`` extra lines for the header.
         """
         if self._measured is None or self._measured[0] is not text:
             self._measured = (text, LineIndex(text), widest_line(text))
         _, lines, widest = self._measured
         chars_read = extent.chars_read if extent is not None else None
         share = sum(end - start for start, end in never_read) / len(text) if text else None
-        self.query_one("#window-header", Static).update(window_header(path, windows, current, extent, share))
+        header = window_header(path, windows, current, extent, share)
+        for note in notes:
+            header.append("\n" + printable(note), style="yellow")
+        self.query_one("#window-header", Static).update(header)
         file_lines = self.query_one(FileLines)
-        layout = FileLayout(text, windows, current, chars_read, lines, never_read=never_read)
+        layout = FileLayout(text, windows, current, chars_read, lines, never_read=never_read, heat=heat)
         file_lines.show_layout(layout, widest=widest)
         if not scroll:
             return

@@ -112,3 +112,26 @@ def test_noise_floor_is_the_band_of_control_questions_best_scores() -> None:
     assert noise.low == pytest.approx(0.0) and noise.high == pytest.approx(1.0)
     assert not noise.stands_above(0.99)
     assert measure_noise_floor(VectorIndex(windows, 3), lambda q: np.zeros(3, np.float32)) is None
+
+
+def test_the_probes_ask_exactly_the_queries_they_planned() -> None:
+    from raglens.corpus import CorpusOptions, load_corpus
+    from raglens.diagnostics.probes import ProbeContext, probe_queries, run_probes
+    from raglens.pipeline import build_index
+    from tests.conftest import SAMPLE_CORPUS
+    from tests.fakes import HashingEmbedder
+
+    embedder = HashingEmbedder()
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    from raglens.windows import WindowParams
+
+    index = build_index(corpus, WindowParams(), embedder)
+    texts = {source.path: source.text for source in corpus.files}
+    asked: list[str] = []
+
+    def ranked(query: str, k: int):  # type: ignore[no-untyped-def]
+        asked.append(query)
+        return rank(index, embedder.encode_query(query), k)
+
+    run_probes(ProbeContext(texts, index.windows, ranked, 5, embedder.name), ["my own probe"])
+    assert list(dict.fromkeys(asked)) == probe_queries(texts, index.windows, ["my own probe"])

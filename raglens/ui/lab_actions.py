@@ -1,0 +1,245 @@
+"""The explorer's diagnostics keys: heat, pinned answers and golden cases, the prompt, the failure lab.
+
+A mixin of the app, so the app module keeps to the panes and the index. Workers only post
+messages; the handlers here own the state they add.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.worker import get_current_worker
+
+from raglens.embedding_events import QueryEmbedded
+from raglens.printable import printable
+from raglens.ui.messages import ProbesPlanned, ProbesReady, PromptReady
+from raglens.ui.screens.pin import PinScreen
+from raglens.ui.screens.report import ReportScreen
+from raglens.ui.widgets.hit_list import HitList
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from raglens.corpus import Corpus
+    from raglens.diagnostics.golden import ExpectedRef
+    from raglens.diagnostics.query_report import QueryDiagnostics
+    from raglens.diagnostics.symbols import Definition
+    from raglens.embedding_process import EmbeddingProcess
+    from raglens.index import VectorIndex
+    from raglens.search import SearchResult
+    from raglens.windows import Window
+
+
+class LabActions(App[None]):
+    """Heat over the file, pinned expected answers, golden cases, the prompt and the failure lab."""
+
+    corpus: Corpus | None
+    index: VectorIndex | None
+    k: int
+    last_result: SearchResult | None
+    last_diagnostics: QueryDiagnostics | None
+    shown_query: str | None
+    _shown: tuple[str, int | None] | None
+    _file_rows: dict[str, range]
+    _process: EmbeddingProcess | None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heat_on = False
+        """Whether the window view colours each window by its score for the query."""
+        self.pinned: dict[ExpectedRef, tuple[Definition, ...]] = {}
+        """The answers the user expects for the query, with their definitions (none for a file)."""
+        self._probe_requests: dict[int, str] = {}
+        """Query requests of the failure lab still unanswered, by request id."""
+        self._probe_vectors: dict[str, np.ndarray] = {}
+
+    def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None:
+        raise NotImplementedError
+
+    def rerank_now(self) -> None:
+        raise NotImplementedError
+
+    def golden_path(self) -> Path:
+        raise NotImplementedError
+
+    def lens_on_file(self, path: str) -> tuple[list[float | None] | None, list[str]]:
+        """The current query's score of each window of ``path`` (with heat on), and its straddles."""
+        result, diagnostics = self.last_result, self.last_diagnostics
+        if result is None or path not in self._file_rows:
+            return None, []
+        heat = None
+        if self.heat_on:
+            from raglens.search import score_of  # numpy is loaded once there is a result
+
+            heat = [score_of(result, row) for row in self._file_rows[path]]
+        notes = [s.describe() for s in diagnostics.straddles if s.path == path] if diagnostics else []
+        return heat, notes
+
+    def action_toggle_heat(self) -> None:
+        self.heat_on = not self.heat_on
+        if self._shown is not None:
+            self.show_file(*self._shown, scroll=False)
+        if self.heat_on and self.last_result is None:
+            self.notify("heat colours the windows by their score once a query is ranked", timeout=4)
+
+    # Pinned answers and golden cases.
+
+    def action_pin_answer(self) -> None:
+        """Offer the highlighted hit's file and the symbols its window holds as the expected answer."""
+        hit = self.query_one(HitList).highlighted_hit
+        if hit is None or self.corpus is None or not self.shown_query:
+            self.notify("rank a query first, then pin one of its hits as the expected answer", timeout=5)
+            return
+        from raglens.diagnostics.symbols import find_definitions
+
+        window = hit.window
+        definitions = find_definitions(window.path, self.corpus.file(window.path).text)
+        symbols = [d.name for d in definitions if d.overlaps(window.start, window.end)]
+        choices = [window.path, *(f"{window.path}::{name}" for name in symbols)]
+        self.push_screen(PinScreen(self.shown_query, choices), self._pin_chosen)
+
+    def _pin_chosen(self, choice: str | None) -> None:
+        if choice is None or self.corpus is None:
+            return
+        from raglens.diagnostics.golden import ExpectedRef
+        from raglens.diagnostics.symbols import find_definitions
+
+        ref = ExpectedRef.parse(choice)
+        definitions: tuple[Definition, ...] = ()
+        if ref.symbol is not None:
+            found = find_definitions(ref.path, self.corpus.file(ref.path).text)
+            definitions = tuple(d for d in found if d.name == ref.symbol)
+        self.pinned[ref] = definitions
+        self.notify(f"pinned {printable(choice)}; u unpins, g saves the case", timeout=4, markup=False)
+        self.rerank_now()
+
+    def action_unpin(self) -> None:
+        self.pinned.clear()
+        self.rerank_now()
+
+    def action_save_case(self) -> None:
+        """Append the query and the pinned answers to the golden file, as one line of JSONL."""
+        query = self.shown_query
+        if not query or not self.pinned:
+            self.notify("pin an expected answer first (a, on a hit)", timeout=5)
+            return
+        case = {"q": query, "expect": [str(ref) for ref in self.pinned], "kind": "pinned"}
+        target = self.golden_path()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            ends_cleanly = not target.exists() or target.read_bytes()[-1:] in (b"", b"\n")
+            with target.open("a", encoding="utf-8") as golden:
+                golden.write(("" if ends_cleanly else "\n") + json.dumps(case, ensure_ascii=False) + "\n")
+        except OSError as error:
+            self.notify(f"cannot write {target}: {error.strerror or error}", severity="error", markup=False)
+            return
+        self.notify(f"saved the case to {target}", timeout=6, markup=False)
+
+    # The prompt.
+
+    def action_prompt_preview(self) -> None:
+        if self.last_result is None or self.corpus is None or not self.shown_query:
+            self.notify("rank a query first: the prompt is built from its hits", timeout=5)
+            return
+        self.assemble_prompt(self.shown_query, self.last_result, self.corpus)
+
+    @work(thread=True, exclusive=True, group="prompt", exit_on_error=False, description="the prompt")
+    def assemble_prompt(self, query: str, result: SearchResult, corpus: Corpus) -> None:
+        from raglens.diagnostics.coverage import token_counter_for
+        from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
+
+        text = assemble_prompt(query, result.hits, {s.path: s.text for s in corpus.files})
+        counter = token_counter_for(self.model_name_for_tokens())
+        self.post_message(
+            PromptReady(PromptPreview(text, counter.count(text) if counter else None, len(result.hits)))
+        )
+
+    def model_name_for_tokens(self) -> str | None:
+        """The model whose tokenizer counts the prompt (None: the bundled one)."""
+        raise NotImplementedError
+
+    def on_prompt_ready(self, message: PromptReady) -> None:
+        preview = message.preview
+        tokens = (
+            f"{preview.token_count:,} tokens" if preview.token_count is not None else "tokens not counted"
+        )
+        title = (
+            f"The prompt an LLM would get: {preview.context_count} window(s), {len(preview.text):,} "
+            f"characters, {tokens} (embedding model's tokenizer)"
+        )
+        self.push_screen(ReportScreen(title, Text(printable(preview.text))))
+
+    # The failure lab.
+
+    def action_failure_lab(self) -> None:
+        if (
+            self.index is None
+            or self.corpus is None
+            or self.index.embedded_count == 0
+            or self._process is None
+        ):
+            self.notify("the failure lab runs once some windows are embedded", timeout=5)
+            return
+        if self._probe_requests:
+            self.notify("the failure lab is already running", timeout=3)
+            return
+        self.notify("running the failure lab over the windows embedded so far…", timeout=3)
+        self.plan_probes(self.corpus, list(self.index.windows))
+
+    @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="choosing probes")
+    def plan_probes(self, corpus: Corpus, windows: list[Window]) -> None:
+        from raglens.diagnostics.probes import probe_queries
+
+        queries = probe_queries({s.path: s.text for s in corpus.files}, windows)
+        if not get_current_worker().is_cancelled:
+            self.post_message(ProbesPlanned(queries))
+
+    def on_probes_planned(self, message: ProbesPlanned) -> None:
+        if self._process is None:
+            return
+        self._probe_vectors = {}
+        self._probe_requests = {self._process.embed_query(query): query for query in message.queries}
+
+    def probe_query_embedded(self, event: QueryEmbedded) -> bool:
+        """Take ``event`` if it answers a failure-lab query; run the probes once all are in."""
+        query = self._probe_requests.pop(event.request_id, None)
+        if query is None:
+            return False
+        self._probe_vectors[query] = event.vector
+        if not self._probe_requests and self.index is not None and self.corpus is not None:
+            self.run_failure_lab(
+                self.index, self.corpus, dict(self._probe_vectors), self.k, self.model_label()
+            )
+        return True
+
+    def model_label(self) -> str:
+        raise NotImplementedError
+
+    @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="failure lab")
+    def run_failure_lab(
+        self, index: VectorIndex, corpus: Corpus, vectors: dict[str, np.ndarray], k: int, model: str
+    ) -> None:
+        from raglens.diagnostics.probes import ProbeContext, run_probes
+        from raglens.search import rank
+
+        def ranked(query: str, top: int) -> SearchResult:
+            return rank(index, vectors[query], top)  # every query was embedded first: a KeyError is a bug
+
+        context = ProbeContext({s.path: s.text for s in corpus.files}, index.windows, ranked, k, model)
+        self.post_message(ProbesReady(run_probes(context)))
+
+    def on_probes_ready(self, message: ProbesReady) -> None:
+        from raglens.diagnostics.describe import probe_report_lines
+
+        styles = {"heading": "bold", "text": "", "warning": "yellow"}
+        body = Text()
+        for kind, line in probe_report_lines(message.results):
+            body.append(printable(line) + "\n", style=styles[kind])
+        index = self.index
+        over = "" if index is None or index.is_complete else f" (over {index.embedded_count} windows so far)"
+        self.push_screen(ReportScreen(f"The failure lab{over}", body))

@@ -47,7 +47,7 @@ from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
 from raglens.ui.widgets.corpus_tree import CorpusTree
-from raglens.ui.widgets.hit_list import HitList, hit_excerpt
+from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Window, WindowParams
@@ -275,27 +275,11 @@ class RaglensApp(LabActions):
         controls: dict[str, np.ndarray],
         pinned: dict[ExpectedRef, tuple[Definition, ...]],
     ) -> None:
-        from raglens.diagnostics.describe import describe_lexical
-        from raglens.diagnostics.noise_floor import measure_noise_floor
-        from raglens.diagnostics.query_report import diagnose_query
-        from raglens.search import rank  # already imported by the corpus worker; a lookup here
+        from raglens.ui.ranking import rank_for_display  # numpy and Pygments: loaded in workers only
 
-        result = rank(index, vector, k)
-        noise = measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
-        texts = {source.path: source.text for source in corpus.files}
-        diagnostics = diagnose_query(query, result, k, texts, index.windows, noise, pinned)
-        excerpts = [
-            hit_excerpt(
-                hit,
-                corpus.file(hit.window.path).text,
-                stale=corpus.changed_on_disk(hit.window.path),
-                literal=describe_lexical(match),
-                within_noise=diagnostics.above_noise(hit.score) is False,
-            )
-            for hit, match in zip(result.hits, diagnostics.lexical, strict=True)
-        ]
+        shown = rank_for_display(index, corpus, query, vector, k, controls, pinned)
         if not get_current_worker().is_cancelled:
-            self.post_message(RankingReady(query, result, excerpts, diagnostics))
+            self.post_message(RankingReady(query, shown.result, shown.excerpts, shown.diagnostics))
 
     # Handlers own the state.
 

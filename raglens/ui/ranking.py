@@ -1,0 +1,59 @@
+"""One ranking as the explorer shows it: hits, their coloured excerpts and every per-query instrument.
+
+Runs in the ranking worker (it imports numpy and Pygments); the worker only posts what this returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from raglens.diagnostics.describe import describe_lexical
+from raglens.diagnostics.noise_floor import measure_noise_floor
+from raglens.diagnostics.query_report import QueryDiagnostics, diagnose_query
+from raglens.search import SearchResult, rank
+from raglens.ui.widgets.hit_list import HitExcerpt, hit_excerpt
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from raglens.corpus import Corpus
+    from raglens.diagnostics.golden import ExpectedRef
+    from raglens.diagnostics.symbols import Definition
+    from raglens.index import VectorIndex
+
+
+@dataclass(frozen=True, eq=False)
+class ShownRanking:
+    """What the hits pane and the score strip draw for one query."""
+
+    result: SearchResult
+    excerpts: list[HitExcerpt]
+    diagnostics: QueryDiagnostics
+
+
+def rank_for_display(
+    index: VectorIndex,
+    corpus: Corpus,
+    query: str,
+    vector: np.ndarray,
+    k: int,
+    controls: dict[str, np.ndarray],
+    pinned: dict[ExpectedRef, tuple[Definition, ...]],
+) -> ShownRanking:
+    """Rank ``query`` over what is embedded, run the instruments, and colour each hit's excerpt."""
+    result = rank(index, vector, k)
+    noise = measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
+    texts = {source.path: source.text for source in corpus.files}
+    diagnostics = diagnose_query(query, result, k, texts, index.windows, noise, pinned)
+    excerpts = [
+        hit_excerpt(
+            hit,
+            corpus.file(hit.window.path).text,
+            stale=corpus.changed_on_disk(hit.window.path),
+            literal=describe_lexical(match),
+            within_noise=diagnostics.above_noise(hit.score) is False,
+        )
+        for hit, match in zip(result.hits, diagnostics.lexical, strict=True)
+    ]
+    return ShownRanking(result, excerpts, diagnostics)

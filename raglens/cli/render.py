@@ -9,7 +9,7 @@ from rich.text import Text
 from raglens.cli.lab_render import diagnostics_renderable
 from raglens.corpus import Corpus
 from raglens.diagnostics.coverage import CorpusCoverage
-from raglens.diagnostics.describe import describe_lexical
+from raglens.diagnostics.describe import describe_coverage, describe_lexical
 from raglens.diagnostics.query_report import QueryDiagnostics
 from raglens.display import excerpt, similarity_bar
 from raglens.embedding import Embedder
@@ -81,18 +81,8 @@ def print_search(
 
 def coverage_summary(coverage: CorpusCoverage) -> Text:
     """One paragraph: how many windows the model truncates, what it never reads, what size would fit."""
-    text = Text(style="yellow")
-    limit = coverage.token_limit
-    text.append(
-        f"the model reads {limit} tokens of each window: {coverage.truncated_count:,} of "
-        f"{coverage.window_count:,} windows ({coverage.truncated_share:.0%}) are cut short, and "
-        f"{coverage.unread_characters:,} characters ({coverage.unread_share:.1%}) are read by no window"
-        if limit is not None
-        else "the model reads every window whole"
-    )
-    if coverage.suggested_size is not None:
-        text.append(f"; windows of about {coverage.suggested_size} characters would fit it")
-    return text
+    limit = "" if coverage.token_limit is None else f" ({coverage.token_limit} tokens of text a window)"
+    return Text(describe_coverage(coverage) + limit, style="yellow")
 
 
 def print_files(

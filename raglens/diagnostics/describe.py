@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from raglens.diagnostics.coverage import CorpusCoverage
 from raglens.diagnostics.lexical import LexicalMatch
 from raglens.diagnostics.noise_floor import NoiseFloor
 from raglens.diagnostics.probes import ProbeResult
@@ -81,3 +82,17 @@ def probe_report_lines(results: Sequence[ProbeResult]) -> list[tuple[str, str]]:
             lines.append(("warning", f"   warning: {result.warning}"))
         lines.append(("text", ""))
     return lines
+
+
+def describe_coverage(coverage: CorpusCoverage) -> str:
+    """How many windows the model cuts short, what no window reads, and a size that would fit."""
+    if coverage.truncated_count == 0:
+        return f"the model reads all {coverage.window_count:,} windows whole"
+    text = (
+        f"the model cuts {coverage.truncated_count:,} of {coverage.window_count:,} windows "
+        f"({coverage.truncated_share:.0%}) short, and {coverage.unread_characters:,} characters "
+        f"({coverage.unread_share:.1%}) are read by no window"
+    )
+    if coverage.suggested_size is not None:
+        text += f"; windows of about {coverage.suggested_size} characters would fit it"
+    return text

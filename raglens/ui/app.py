@@ -342,9 +342,23 @@ class RaglensApp(LabActions):
         progress.update(total=max(len(pending.windows), 1), progress=index.embedded_count)
         if index.is_complete:
             self._narrate(f"index ready: {index.window_count} vector(s), none embedded")
+            self._narrate_coverage(index)
         self._refresh_status()
         if self._query_text.strip():
             self._submit_query()
+
+    def _narrate_coverage(self, index: VectorIndex) -> None:
+        """Say in the log how much of the corpus the model never reads, once every extent is known."""
+        from raglens.diagnostics.coverage import corpus_coverage  # numpy is loaded by now
+        from raglens.diagnostics.describe import describe_coverage
+
+        extents = [index.extent(row) for row in range(index.window_count)]
+        known = [extent for extent in extents if extent is not None]
+        if self.corpus is None or len(known) != len(extents):
+            return
+        lengths = {source.path: len(source.text) for source in self.corpus.files}
+        limit = self.model.max_seq_length if self.model is not None else None
+        self._narrate(describe_coverage(corpus_coverage(lengths, index.windows, known, limit)))
 
     def _narrate_cache(self, lookup: CacheLookup, found: int, total: int) -> None:
         from raglens.pipeline import VectorsFromCache  # loaded by the corpus worker already
@@ -407,6 +421,7 @@ class RaglensApp(LabActions):
             return  # vectors of an older index
         if index.is_complete:
             self._narrate(f"index ready: {index.window_count} vector(s)")
+            self._narrate_coverage(index)
         self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
         self._refresh_status()
         path, current = self._shown or ("", None)

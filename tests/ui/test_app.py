@@ -303,6 +303,10 @@ async def test_the_window_view_marks_what_no_window_reads() -> None:
 
         assert layout.band_at(start) is Band.NEVER_READ and layout.band_at(end - 1) is Band.NEVER_READ
         assert "read by no window" in text_of(app, "#window-header")
+        from textual.widgets import RichLog
+
+        log = "\n".join(strip.text for strip in app.query_one("#pipeline-log", RichLog).lines)
+        assert "windows of about" in log and "read by no window" in log.replace("\n", " ")
 
 
 async def test_heat_colours_each_window_by_its_score_for_the_query() -> None:

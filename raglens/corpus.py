@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from raglens.decoding import decode_bytes
 from raglens.errors import BadInputError, NothingIndexableError
+from raglens.lines import LINE_BREAK
 
 if TYPE_CHECKING:
     import pathspec
@@ -202,7 +203,27 @@ def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile
     if not decoded.text.strip():
         detail = "empty" if not decoded.text else "only whitespace"
         return SkippedFile(rel_path, SkipReason.EMPTY, detail)
+    longest = _minified_line_length(decoded.text)
+    if longest is not None:
+        detail = f"minified or generated: a line of {longest:,} characters"
+        return SkippedFile(rel_path, SkipReason.GENERATED, detail)
     return SourceFile(rel_path, decoded.text, decoded.encoding, len(data), decoded.note, stat.st_mtime_ns)
+
+
+MINIFIED_LINE_CHARS = 10_000
+"""A text whose lines average this long is a bundle or a data dump, not something people read."""
+
+
+def _minified_line_length(text: str) -> int | None:
+    """The longest line's length if ``text`` looks minified (long lines on average), else None.
+
+    One long line in a large file (a data URL, a long table row) is not enough: the average is.
+    """
+    # CRLF, lone CR and LF all end a line, as raglens counts lines everywhere.
+    line_count = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+    if len(text) / line_count < MINIFIED_LINE_CHARS:
+        return None
+    return max(len(line) for line in LINE_BREAK.split(text))
 
 
 def _too_large(rel_path: str, size: int, options: CorpusOptions) -> SkippedFile:

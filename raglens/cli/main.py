@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -24,6 +26,15 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2
     NOTHING_INDEXABLE = 3
     INTERRUPTED = 130
+    TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwind like Ctrl+C, so open transactions roll back and files close."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 SUBCOMMANDS = ("search", "files", "probe", "eval", "cache")
@@ -41,7 +52,7 @@ commands:
   raglens eval PATH GOLDEN.jsonl  recall@k, MRR and a calibrated floor for a golden set
   raglens cache info|clear        where the vector cache is, what it holds; empty it
 
-exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 130 interrupted
+exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 130 interrupted, 143 terminated
 """
 
 
@@ -114,6 +125,8 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the vector cache this time"
     )
+    # module:callable of another embedder, for tests that need a fake model on the real path.
+    parser.add_argument("--embedder-factory", default=None, help=argparse.SUPPRESS)
 
 
 def _add_cache_arguments(parser: argparse.ArgumentParser) -> None:
@@ -226,32 +239,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(command)
     args = parser.parse_args(arguments[1:] if command else arguments)
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+    headless = command is not None and threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if headless else None  # the app has its own
     try:
-        if command == "files":
-            return _run_files(args)
-        if command == "cache":
-            from raglens.cli.caching import run_cache
-
-            return run_cache(args, cache_dir(args))
-        if command == "search":
-            from raglens.cli.searching import run_search
-
-            return run_search(args, _window_params(args), stderr)
-        if command == "probe":
-            from raglens.cli.probing import run_probe
-
-            return run_probe(args, _window_params(args), stderr)
-        if command == "eval":
-            from raglens.cli.evaluating import run_eval
-
-            return run_eval(args, _window_params(args), stderr)
-        return _run_app(args)
+        return _dispatch(command, args, stderr)
     except RaglensError as error:
         stderr.print(f"raglens: {error}", markup=False)
         return error.exit_code
+    except Terminated:
+        stderr.print("raglens: terminated", markup=False)
+        return ExitCode.TERMINATED
     except KeyboardInterrupt:
         stderr.print("raglens: interrupted", markup=False)
         return ExitCode.INTERRUPTED
+    finally:
+        if headless:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _dispatch(command: str | None, args: argparse.Namespace, stderr: Console) -> int:
+    """Run ``command`` (None: the explorer)."""
+    if command == "files":
+        return _run_files(args)
+    if command == "cache":
+        from raglens.cli.caching import run_cache
+
+        return run_cache(args, cache_dir(args))
+    if command == "search":
+        from raglens.cli.searching import run_search
+
+        return run_search(args, _window_params(args), stderr)
+    if command == "probe":
+        from raglens.cli.probing import run_probe
+
+        return run_probe(args, _window_params(args), stderr)
+    if command == "eval":
+        from raglens.cli.evaluating import run_eval
+
+        return run_eval(args, _window_params(args), stderr)
+    return _run_app(args)
 
 
 def _run_app(args: argparse.Namespace) -> int:
@@ -283,9 +309,11 @@ def _run_app(args: argparse.Namespace) -> int:
         cache_dir=None if args.no_cache else str(cache_dir(args)),
         precision=args.precision,
         golden_path=args.golden,
+        embedder_factory=args.embedder_factory,
     )
-    RaglensApp(config).run()
-    return ExitCode.OK
+    app = RaglensApp(config)
+    app.run()
+    return app.return_code or ExitCode.OK
 
 
 def _run_files(args: argparse.Namespace) -> int:

@@ -22,7 +22,13 @@ from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
-from raglens.embedding import Embedder, SentenceTransformerEmbedder, choose_precision, runs_on_cpu
+from raglens.embedding import (
+    Embedder,
+    SentenceTransformerEmbedder,
+    choose_precision,
+    embedder_from_factory,
+    runs_on_cpu,
+)
 from raglens.errors import BadInputError
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.index import VectorIndex
@@ -82,13 +88,20 @@ def prepare_index(
             _print_warnings(cache, stderr)  # the search goes on without it, and says so now
             cache = None
         precision = choose_precision(args.precision, args.device)
+        factory = getattr(args, "embedder_factory", None)
         fingerprint = None
         if cache is not None:
-            fingerprint = fingerprint_model(args.model, precision, hash_large_file=cache.file_sha256)
+            fingerprint = fingerprint_model(
+                args.model, precision, factory=factory, hash_large_file=cache.file_sha256
+            )
             if fingerprint is None:
                 narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
         embedder: Embedder | None = None
-        if cache is not None and fingerprint is not None and precision == "fp32" and runs_on_cpu(args.device):
+        if factory is not None:
+            embedder = embedder_from_factory(factory)
+        elif (
+            cache is not None and fingerprint is not None and precision == "fp32" and runs_on_cpu(args.device)
+        ):
             embedder = load_exported(cache.path.parent, fingerprint)
         if embedder is None:
             label = args.model or "the bundled all-MiniLM-L6-v2"

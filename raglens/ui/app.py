@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from collections.abc import Iterable
@@ -65,6 +66,8 @@ if TYPE_CHECKING:
     from raglens.pipeline import CacheLookup
     from raglens.search import SearchResult
 
+TERMINATED_EXIT_CODE = 143
+"""What the explorer exits with after SIGTERM or SIGHUP, as a shell reports a terminated process."""
 QUERY_DEBOUNCE_S = 0.2
 RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
@@ -154,6 +157,8 @@ class RaglensApp(LabActions):
         self._process: EmbeddingProcess | None = None
         self._feed: IndexFeed | None = None
         """What fills the current index: the cache, then the embedding process's requests."""
+        self._signals: list[int] = []
+        """The signals whose handlers this app installed, removed again when it closes."""
         self._control_requests: dict[int, str] = {}
         """Query requests of the control questions still unanswered, by request id."""
         self._controls: dict[str, np.ndarray] = {}
@@ -176,10 +181,27 @@ class RaglensApp(LabActions):
 
     def on_mount(self) -> None:
         self._narrate(f"reading {self.config.path}")
+        self._handle_termination()
         self._refresh_status()
         self.query_one("#query", Input).focus()
         # The workers' imports compete with the first paint for the GIL: start them once it is on screen.
         self.call_after_refresh(self._start_background_work)
+
+    def _handle_termination(self) -> None:
+        """On SIGTERM or SIGHUP, exit as if the user quit: the terminal is restored, the process stopped.
+
+        Without this, Python's default handling kills the app mid-frame and leaves the terminal in
+        the alternate screen with mouse reporting on.
+        """
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            # Not possible off the main thread, or on a platform without these signals.
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(number, self.exit, None, TERMINATED_EXIT_CODE)
+                self._signals.append(number)
 
     def _start_background_work(self) -> None:
         self._settle_heap()
@@ -196,6 +218,11 @@ class RaglensApp(LabActions):
         gc.freeze()
 
     def on_unmount(self) -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        for number in self._signals:
+            loop.remove_signal_handler(number)
         process, self._process = self._process, None
         if process is not None:
             process.close(timeout=2)

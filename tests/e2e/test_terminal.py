@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shlex
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from raglens.vector_cache import CACHE_FILE_NAME
 from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.model
@@ -82,3 +88,60 @@ def test_a_question_typed_in_the_terminal_finds_its_answer(session: str) -> None
     while session_alive(session) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not session_alive(session), "ctrl+q quits the app"
+
+
+def test_sigterm_closes_the_app_cleanly_and_a_restart_resumes(tmp_path: Path) -> None:
+    """The terminal is given back, the embedding process goes with the app, the cache is kept."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for number in range(120):
+        (corpus / f"note{number:03}.txt").write_text(f"note {number} says " * 120, encoding="utf-8")
+    cache, exit_file = tmp_path / "cache", tmp_path / "exit-code"
+    fake = "tests.fakes:PacedHashingEmbedder"
+    app = f"{sys.executable} -m raglens {corpus} --cache-dir {cache} --embedder-factory {fake}"
+    # The shell stays after the app, so its screen shows whether the terminal was restored.
+    command = (
+        f"cd {REPO_ROOT} && env -u COLUMNS -u LINES PYTHONPATH=. {app}; echo exit=$? > {exit_file}; sleep 60"
+    )
+    name = f"raglens-test-{uuid.uuid4().hex[:8]}"
+    tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "45", command)
+    try:
+        wait_for_screen(name, lambda s: "embedding" in s or "embedded" in s, "indexing under way")
+        time.sleep(1.0)  # let a few batches reach the cache
+        (pid,) = subprocess.run(
+            ["pgrep", "-f", f"^{re.escape(sys.executable)} -m raglens {re.escape(str(corpus))}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        children = subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True, check=True)
+        child_pids = [int(child) for child in children.stdout.split()]
+        assert child_pids, "the embedding process runs beside the app"
+        signalled = time.monotonic()
+        os.kill(int(pid), signal.SIGTERM)
+        while not exit_file.exists():
+            assert time.monotonic() - signalled < 10, "the app did not exit within 10 s of SIGTERM"
+            time.sleep(0.05)
+        assert exit_file.read_text().strip() == "exit=143"
+        assert "ask a question of the corpus" not in screen(name), "the app's screen was left behind"
+        deadline = time.monotonic() + 5
+        while any(Path(f"/proc/{child}").exists() for child in child_pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(Path(f"/proc/{child}").exists() for child in child_pids), "a child outlived the app"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
+    with sqlite3.connect(cache / CACHE_FILE_NAME) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        kept = connection.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    assert kept > 0
+    search = [sys.executable, "-m", "raglens", "search", str(corpus), "notes", "--json", "-q"]
+    search += ["--cache-dir", str(cache), "--embedder-factory", fake]
+    resumed = subprocess.run(
+        search,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["cache"]["from_cache"] == kept

@@ -295,7 +295,8 @@ def _run_app(args: argparse.Namespace) -> int:
 
     params = _window_params(args)
     CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
-    log_path = platformdirs.user_log_path("raglens", ensure_exists=True) / "embedding-process.log"
+    log_folder = platformdirs.user_log_path("raglens", ensure_exists=True)
+    log_path = log_folder / "embedding-process.log"
     config = AppConfig(
         path=args.path,
         params=params,
@@ -309,6 +310,7 @@ def _run_app(args: argparse.Namespace) -> int:
         cache_dir=None if args.no_cache else str(cache_dir(args)),
         precision=args.precision,
         golden_path=args.golden,
+        error_log_path=str(log_folder / "raglens.log"),
         embedder_factory=args.embedder_factory,
     )
     app = RaglensApp(config)

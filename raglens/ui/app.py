@@ -34,6 +34,7 @@ from raglens.embedding_events import (
 )
 from raglens.errors import RaglensError
 from raglens.printable import printable
+from raglens.ui.error_log import write_error_log
 from raglens.ui.highlight import warm_up
 from raglens.ui.index_feed import IndexFeed
 from raglens.ui.lab_actions import LabActions
@@ -95,6 +96,8 @@ class AppConfig:
     """``fp32``, ``bf16``, or None/``auto`` for bf16 only where the CPU computes it natively."""
     show_rates: bool = True
     """Show windows per second, the ETA and the progress bar; snapshot tests turn them off."""
+    error_log_path: str | None = None
+    """Where a worker's traceback is appended when it fails; None keeps it to the notification."""
     golden_path: str | None = None
     """The golden JSONL file ``g`` appends cases to; None: one per corpus in the user data folder."""
 
@@ -547,10 +550,16 @@ class RaglensApp(LabActions):
         self._query_request = self._process.embed_query(self._query_text)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker's exception becomes a notification and a traceback in the log file; the app goes on."""
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             self._narrate(f"error in {event.worker.description}: {error}")
-            self.notify(f"{event.worker.description} failed: {error}", severity="error", markup=False)
+            where = ""
+            if self.config.error_log_path and error is not None:
+                where = f" (details in {self.config.error_log_path})"
+                write_error_log(Path(self.config.error_log_path), event.worker.description, error)
+            message = printable(f"{event.worker.description} failed: {error}{where}")
+            self.notify(message, severity="error", timeout=30, markup=False)
 
     # Navigation.
 

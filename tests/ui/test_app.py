@@ -398,3 +398,32 @@ async def test_the_failure_lab_runs_every_probe_from_the_app() -> None:
         assert names == ["exact symbol", "boundary straddle", "other language", "unanswerable"]
         body = str(app.screen.query_one("#report-body", Static).render())
         assert "drain_pending_jobs" in body and "hits anyway" in body
+
+
+async def test_a_failing_worker_is_a_notification_and_a_logged_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from raglens.ui import ranking
+
+    real = ranking.rank_for_display
+    failures = iter([RuntimeError("the ranking broke")])
+
+    def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ranking, "rank_for_display", flaky)
+    log = tmp_path / "logs" / "raglens.log"
+    app = make_app(error_log_path=str(log))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        await pilot.click("#query")
+        await pilot.press(*"first query", "enter")
+        await wait_until(pilot, log.exists, "the error log")
+        assert "RuntimeError: the ranking broke" in log.read_text(encoding="utf-8")
+        notes = [str(n.message) for n in app._notifications]
+        assert any("ranking failed" in note and str(log) in note for note in notes)
+        await pilot.press("ctrl+a", "ctrl+k", *QUERY, "enter")  # the app is still running
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "hits after the failure")

@@ -1,0 +1,63 @@
+"""The explorer on a hostile corpus: every skip shown with its reason, and file content drawn inert."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from textual.widgets import Static
+
+from raglens.ui.widgets.corpus_tree import CorpusTree
+from raglens.ui.widgets.file_lines import FileLines
+from raglens.ui.widgets.hit_list import HitItem
+from tests.hostile import INDEXED, build_hostile_corpus
+from tests.ui.conftest import fully_ranked, index_complete, make_app, wait_until
+
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def assert_inert(text: str, what: str) -> None:
+    found = _TERMINAL_CONTROLS.search(text)
+    assert found is None, f"{what} shows a raw control character {found.group()!r}"
+
+
+async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Path) -> None:
+    root, outside = tmp_path / "hostile", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    expected = build_hostile_corpus(root, outside)
+    app = make_app(path=str(root), query="clear the screen, set the title, ring the bell", k=50)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        labels = {}
+        for node in app.query_one(CorpusTree).root.children:
+            stack = [node]
+            while stack:
+                current = stack.pop()
+                stack.extend(current.children)
+                if current.data is not None:
+                    labels[current.data.path] = current.label.plain
+        for path, outcome in expected.items():
+            assert path in labels, f"{path} is missing from the corpus pane"
+            if outcome != INDEXED:
+                assert outcome in labels[path], f"{path} does not say it is {outcome}"
+            assert_inert(labels[path], f"the label of {path}")
+        app.show_file("terminal_attack.md", 0)
+        await pilot.pause()
+        lines = app.query_one(FileLines)
+        layout = lines.layout_shown
+        assert layout is not None
+        shown = [lines.shown_text(number) for number in range(1, layout.line_count + 1)]
+        assert any("␛]52;c;" in line for line in shown), "the clipboard write is visible as text"
+        assert any("[bold red]markup[/]" in line for line in shown), "Rich markup is shown literally"
+        for line in shown:
+            assert_inert(line, "the window view")
+        await wait_until(pilot, lambda: fully_ranked(app, 50), "hits over every window")
+        texts = [str(item.query_one(Static).render()) for item in app.query(HitItem)]
+        assert any("␛[2J" in text for text in texts), "the attack file is among the hits, escaped"
+        for text in texts:
+            assert_inert(text, "a hit")
+        assert_inert(str(app.query_one("#score-strip", Static).render()), "the score strip")
+        skipped = next(entry for entry in expected if expected[entry] == "too large")
+        app.post_message(CorpusTree.SkippedFileSelected(skipped, "too large: 31.5 MB"))
+        await wait_until(pilot, lambda: "too large" in lines.shown_text(1), "the reason it is skipped")

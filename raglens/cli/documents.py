@@ -67,6 +67,7 @@ def search_document(
             "rank": hit.rank,
             "score": hit.score,
             **window_document(hit.window, corpus.file(hit.window.path).text),
+            "changed_on_disk": corpus.changed_on_disk(hit.window.path),
         }
         for hit in result.hits
     ]

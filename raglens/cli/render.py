@@ -44,6 +44,8 @@ def hits_renderable(
         line.append(similarity_bar(hit.score), style="cyan")
         line.append("  ")
         line.append(printable(hit.window.citation), style="green")
+        if corpus.changed_on_disk(hit.window.path):
+            line.append("  changed on disk since it was read", style="bold yellow")
         if diagnostics is not None:
             if diagnostics.above_noise(hit.score) is False:
                 line.append("  within noise", style="magenta")

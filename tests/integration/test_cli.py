@@ -21,7 +21,7 @@ from tests.conftest import REPO_ROOT, SAMPLE_CORPUS, MakeTree
 
 HIT_KEYS = {
     *("rank", "score", "path", "start", "end", "line_start", "line_end", "citation", "text"),
-    *("lexical", "above_noise"),
+    *("lexical", "above_noise", "changed_on_disk"),
 }
 HOSTILE_TEXT = (
     "Clear the screen \x1b[2J\x1b[H, set the title \x1b]0;owned\x07, copy to the clipboard "
@@ -285,3 +285,23 @@ def test_a_cache_folder_that_cannot_be_made_is_one_warning_and_no_cache(
     assert err.count("cannot create the cache folder") == 1
     assert "ONNX" not in err, "no export is tried into a cache that is not there"
     assert json.loads(out)["cache"] == {"folder": None, "from_cache": 0, "embedded": 66}
+
+
+def test_a_file_rewritten_while_indexing_marks_its_hits(
+    capsys: pytest.CaptureFixture[str], make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree({"a.md": "alpha beta gamma\n", "b.md": "delta epsilon\n"})
+    real_search = searching.search_index
+
+    def rewrite_then_search(*args, **kwargs):  # type: ignore[no-untyped-def]
+        (root / "a.md").write_text("rewritten while raglens was indexing\n", encoding="utf-8")
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(searching, "search_index", rewrite_then_search)
+    argv = ["search", str(root), "alpha", "-q", "--embedder-factory", "tests.fakes:HashingEmbedder"]
+    code, out, err = run_main(capsys, *argv, "--json")
+    assert code == 0, err
+    marks = {hit["path"]: hit["changed_on_disk"] for hit in json.loads(out)["hits"]}
+    assert marks == {"a.md": True, "b.md": False}
+    code, out, _ = run_main(capsys, *argv)
+    assert "changed on disk since it was read" in out

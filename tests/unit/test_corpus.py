@@ -232,3 +232,25 @@ def test_a_file_edited_resized_or_removed_after_reading_counts_as_changed(make_t
     (root / "b.md").write_text("beta, longer\n")
     (root / "c.md").unlink()
     assert [corpus.changed_on_disk(p) for p in ("a.md", "b.md", "c.md")] == [True, True, True]
+
+
+def test_a_file_deleted_or_grown_between_listing_and_reading(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree({"stays.md": "kept\n", "goes.md": "deleted after listing\n", "grows.md": "small\n"})
+    import raglens.corpus as corpus_module
+
+    real_read = corpus_module.read_source
+
+    def meddle_then_read(folder: Path, rel_path: str, options: CorpusOptions):  # type: ignore[no-untyped-def]
+        if rel_path == "goes.md":
+            (root / "goes.md").unlink()
+        if rel_path == "grows.md":
+            (root / "grows.md").write_text("x" * 5000, encoding="utf-8")
+        return real_read(folder, rel_path, options)
+
+    monkeypatch.setattr(corpus_module, "read_source", meddle_then_read)
+    corpus = scan_corpus(root, CorpusOptions(max_file_bytes=1000))
+    assert [f.path for f in corpus.files] == ["stays.md"]
+    reasons = {s.path: s.reason for s in corpus.skipped}
+    assert reasons == {"goes.md": SkipReason.VANISHED, "grows.md": SkipReason.TOO_LARGE}

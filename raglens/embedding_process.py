@@ -366,3 +366,7 @@ class EmbeddingProcess:
     @property
     def pid(self) -> int | None:
         return self._process.pid
+
+    def is_alive(self) -> bool:
+        """Whether the process is still running."""
+        return self._process.is_alive()

@@ -127,6 +127,8 @@ class RaglensApp(LabActions):
         Binding("question_mark,f1", "help", "help"),
         Binding("escape", "leave_query", "leave query", show=False),
         Binding("q", "quit", "quit"),
+        # Ctrl+C quits at once, as in any command, even from the question box (over its "copy").
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
 
     def __init__(self, config: AppConfig) -> None:

@@ -427,3 +427,15 @@ async def test_a_failing_worker_is_a_notification_and_a_logged_traceback(
         assert any("ranking failed" in note and str(log) in note for note in notes)
         await pilot.press("ctrl+a", "ctrl+k", *QUERY, "enter")  # the app is still running
         await wait_until(pilot, lambda: fully_ranked(app, 5), "hits after the failure")
+
+
+async def test_ctrl_c_while_indexing_quits_and_stops_the_embedding_process() -> None:
+    app = make_app(factory="tests.fakes:PacedHashingEmbedder")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.index is not None and app.index.embedded_count > 0, "indexing")
+        process = app._process
+        assert process is not None and not app.index.is_complete
+        await pilot.press("ctrl+c")  # the question box has the focus: Ctrl+C still quits
+        await wait_until(pilot, lambda: not app.is_running, "the app to quit")
+    assert app._process is None
+    assert not process.is_alive()

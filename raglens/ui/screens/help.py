@@ -28,7 +28,7 @@ Keys
   g        append the query and the pinned answers to the golden file (JSONL, for raglens eval)
   c        the prompt an LLM would get: the top-k windows, cited, and the question, with its size
   f        the failure lab: exact symbol, cut answer, other languages, unanswerable questions
-  ctrl+p   command palette            ?  f1   this help        q   quit
+  ctrl+p   command palette            ?  f1   this help        q  ctrl+c   quit
 
 Window view
   alternating bands   one window each

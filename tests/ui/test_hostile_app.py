@@ -26,6 +26,11 @@ async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Pa
     root.mkdir()
     outside.mkdir()
     expected = build_hostile_corpus(root, outside)
+
+    def tree_state() -> dict[str, tuple[int, int]]:
+        return {str(p.relative_to(root)): (p.lstat().st_size, p.lstat().st_mtime_ns) for p in root.rglob("*")}
+
+    before = tree_state()
     app = make_app(path=str(root), query="clear the screen, set the title, ring the bell", k=50)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
@@ -61,3 +66,4 @@ async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Pa
         skipped = next(entry for entry in expected if expected[entry] == "too large")
         app.post_message(CorpusTree.SkippedFileSelected(skipped, "too large: 31.5 MB"))
         await wait_until(pilot, lambda: "too large" in lines.shown_text(1), "the reason it is skipped")
+    assert tree_state() == before, "the app wrote inside the corpus"

@@ -58,14 +58,17 @@ class LabActions(App[None]):
         """Query requests of the failure lab still unanswered, by request id."""
         self._probe_vectors: dict[str, np.ndarray] = {}
 
-    def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by the app and its navigation; declared for the type checker only
 
-    def rerank_now(self) -> None:
-        raise NotImplementedError
+        def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None: ...
+        def rerank_now(self) -> None: ...
+        def golden_path(self) -> Path:
+            """Where ``g`` appends golden cases."""
 
-    def golden_path(self) -> Path:
-        raise NotImplementedError
+        def model_name_for_tokens(self) -> str | None:
+            """The model whose tokenizer counts the prompt (None: the bundled one)."""
+
+        def model_label(self) -> str: ...
 
     def lens_on_file(self, path: str) -> tuple[list[float | None] | None, list[str]]:
         """The current query's score of each window of ``path`` (with heat on), and its straddles."""
@@ -159,10 +162,6 @@ class LabActions(App[None]):
             PromptReady(PromptPreview(text, counter.count(text) if counter else None, len(result.hits)))
         )
 
-    def model_name_for_tokens(self) -> str | None:
-        """The model whose tokenizer counts the prompt (None: the bundled one)."""
-        raise NotImplementedError
-
     def on_prompt_ready(self, message: PromptReady) -> None:
         preview = message.preview
         tokens = (
@@ -216,9 +215,6 @@ class LabActions(App[None]):
                 self.index, self.corpus, dict(self._probe_vectors), self.k, self.model_label()
             )
         return True
-
-    def model_label(self) -> str:
-        raise NotImplementedError
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="failure lab")
     def run_failure_lab(

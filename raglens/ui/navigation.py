@@ -1,0 +1,122 @@
+"""Moving through the corpus: opening files and hits, stepping windows, moving the focus.
+
+A mixin of the app; the window view shows what these handlers choose.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.app import App
+from textual.widgets import Input, RichLog
+
+from raglens.ui.widgets.corpus_tree import CorpusTree
+from raglens.ui.widgets.hit_list import HitList
+from raglens.ui.widgets.window_view import WindowView
+
+if TYPE_CHECKING:
+    from raglens.corpus import Corpus
+    from raglens.index import VectorIndex
+    from raglens.ui.index_feed import IndexFeed
+    from raglens.windows import Window
+
+
+class Navigation(App[None]):
+    """Which file and window the window view shows, and where the keyboard focus is."""
+
+    corpus: Corpus | None
+    index: VectorIndex | None
+    _shown: tuple[str, int | None] | None
+    _windows: list[Window]
+    _file_rows: dict[str, range]
+    _feed: IndexFeed | None
+
+    if TYPE_CHECKING:  # provided by the app's other mixins; declared here for the type checker only
+
+        def lens_on_file(self, path: str) -> tuple[list[float | None] | None, list[str]]: ...
+
+    def _file_windows(self, path: str) -> list[Window]:
+        rows = self._file_rows.get(path, range(0))
+        return self._windows[rows.start : rows.stop]
+
+    def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None:
+        """Show ``path`` in the window view with window ``current`` selected."""
+        if self.corpus is None:
+            return
+        windows = self._file_windows(path)
+        if current is not None and not 0 <= current < len(windows):
+            current = 0 if windows else None
+        extent = None
+        never_read: tuple[tuple[int, int], ...] = ()
+        text = self.corpus.file(path).text
+        if self.index is not None:
+            rows = self._file_rows[path]
+            if current is not None:
+                extent = self.index.extent(rows.start + current)
+            extents = [self.index.extent(row) for row in rows]
+            known = [e for e in extents if e is not None]
+            if windows and len(known) == len(extents):
+                from raglens.diagnostics.coverage import unread_spans  # numpy is loaded by now
+
+                never_read = unread_spans(len(text), windows, known)
+        self._shown = (path, current)
+        heat, notes = self.lens_on_file(path)
+        self.query_one(WindowView).show(path, text, windows, current, extent, scroll, never_read, heat, notes)
+
+    def _embed_next(self, path: str) -> None:
+        if self._feed is not None and self._feed.index is self.index:
+            self._feed.embed_next(path)
+
+    def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
+        self.show_file(message.path, 0)
+        self._embed_next(message.path)
+
+    def on_corpus_tree_skipped_file_selected(self, message: CorpusTree.SkippedFileSelected) -> None:
+        self._shown = None  # so arriving vectors do not redraw the previous file over the message
+        self.query_one(WindowView).show_message(f"{message.path} is not indexed", message.detail)
+
+    def on_hit_list_hit_selected(self, message: HitList.HitSelected) -> None:
+        self.show_file(message.hit.window.path, message.hit.window.index)
+        self._embed_next(message.hit.window.path)
+
+    def _step_window(self, step: int) -> None:
+        if self.corpus is None or self._shown is None:
+            return
+        path, current = self._shown
+        windows = self._file_windows(path)
+        target = (current if current is not None else -1) + step
+        if 0 <= target < len(windows):
+            self.show_file(path, target)
+            return
+        paths = [f.path for f in self.corpus.files if self._file_windows(f.path)]
+        if path not in paths:
+            return
+        position = paths.index(path) + step
+        if 0 <= position < len(paths):
+            next_path = paths[position]
+            self.show_file(next_path, 0 if step > 0 else len(self._file_windows(next_path)) - 1)
+            self._embed_next(next_path)
+
+    def action_next_window(self) -> None:
+        self._step_window(1)
+
+    def action_previous_window(self) -> None:
+        self._step_window(-1)
+
+    def action_focus_query(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_leave_query(self) -> None:
+        """Escape from the query box to the window view, where single-letter keys work."""
+        if isinstance(self.focused, Input):
+            self.query_one("#window-scroll").focus()
+
+    def action_focus_tree(self) -> None:
+        self.query_one(CorpusTree).focus()
+
+    def action_focus_hits(self) -> None:
+        self.query_one("#hit-items").focus()
+
+    def action_toggle_log(self) -> None:
+        log = self.query_one("#pipeline-log", RichLog)
+        log.display = not log.display

@@ -439,3 +439,23 @@ async def test_ctrl_c_while_indexing_quits_and_stops_the_embedding_process() -> 
         await wait_until(pilot, lambda: not app.is_running, "the app to quit")
     assert app._process is None
     assert not process.is_alive()
+
+
+async def test_rankings_and_vectors_arriving_under_a_modal_screen_are_drawn_behind_it() -> None:
+    from raglens.ui.screens.help import HelpScreen
+
+    app = make_app(factory="tests.fakes:PacedHashingEmbedder", query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.last_result is not None, "a first, partial ranking")
+        app.action_leave_query()
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
+        await wait_until(pilot, lambda: index_complete(app), "the index, under the help screen")
+        await wait_until(
+            pilot,
+            lambda: app.last_result is not None and app.last_result.ranked_count == 66,
+            "a full ranking, under the help screen",
+        )
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the full hits once the help is closed")
+        assert shown_citations(app) == expected_citations(QUERY, 5)

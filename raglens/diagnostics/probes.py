@@ -33,6 +33,7 @@ UNANSWERABLE_COUNT = 3
 
 _MULTILINGUAL_HINTS = ("multilingual", "labse", "xlm", "bge-m3", "distiluse", "-m3", "mul")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _PROSE_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ""})
 
 
@@ -113,13 +114,21 @@ def choose_symbol(texts: Mapping[str, str]) -> Definition | None:
     if not candidates:
         return None
 
-    def files_mentioning(definition: Definition) -> int:
-        pattern = re.compile(rf"(?<![\w$]){re.escape(definition.short_name)}(?![\w$])")
-        return sum(path != definition.path and bool(pattern.search(text)) for path, text in texts.items())
+    # Which files use each name, from one pass of a token regex per file: a regex per candidate
+    # over the whole corpus took 14 s on 1.2 MB of code.
+    wanted = {d.short_name for d in candidates}
+    files_using: dict[str, set[str]] = {name: set() for name in wanted}
+    for path, text in texts.items():
+        for name in wanted.intersection(_NAME.findall(text)):
+            files_using[name].add(path)
 
     best = max(
         enumerate(candidates),
-        key=lambda pair: (files_mentioning(pair[1]), pair[1].kind == "function", -pair[0]),
+        key=lambda pair: (
+            len(files_using[pair[1].short_name] - {pair[1].path}),
+            pair[1].kind == "function",
+            -pair[0],
+        ),
     )
     return best[1]
 

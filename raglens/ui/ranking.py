@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from raglens.diagnostics.describe import describe_lexical
-from raglens.diagnostics.noise_floor import measure_noise_floor
+from raglens.diagnostics.noise_floor import NoiseFloor, measure_noise_floor
 from raglens.diagnostics.query_report import QueryDiagnostics, diagnose_query
 from raglens.search import SearchResult, rank
 from raglens.ui.widgets.hit_list import HitExcerpt, hit_excerpt
@@ -21,6 +21,26 @@ if TYPE_CHECKING:
     from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.symbols import Definition
     from raglens.index import VectorIndex
+
+
+class NoiseFloorMemo:
+    """The noise floor of the last index state seen, so each keystroke does not rank five controls again.
+
+    Used only from the ranking worker, one ranking at a time; it changes only as vectors arrive.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[int, int, tuple[str, ...]] | None = None
+        self._noise: NoiseFloor | None = None
+
+    def noise_floor(self, index: VectorIndex, controls: dict[str, np.ndarray]) -> NoiseFloor | None:
+        key = (id(index), index.embedded_count, tuple(controls))
+        if key != self._key:
+            self._noise = (
+                measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
+            )
+            self._key = key
+        return self._noise
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,10 +60,11 @@ def rank_for_display(
     k: int,
     controls: dict[str, np.ndarray],
     pinned: dict[ExpectedRef, tuple[Definition, ...]],
+    noise_memo: NoiseFloorMemo | None = None,
 ) -> ShownRanking:
     """Rank ``query`` over what is embedded, run the instruments, and colour each hit's excerpt."""
     result = rank(index, vector, k)
-    noise = measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
+    noise = (noise_memo or NoiseFloorMemo()).noise_floor(index, controls)
     texts = {source.path: source.text for source in corpus.files}
     diagnostics = diagnose_query(query, result, k, texts, index.windows, noise, pinned)
     excerpts = [

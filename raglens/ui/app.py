@@ -67,7 +67,6 @@ if TYPE_CHECKING:
     from raglens.index import VectorIndex
     from raglens.pipeline import CacheLookup
     from raglens.search import SearchResult
-    from raglens.ui.ranking import NoiseFloorMemo
 
 TERMINATED_EXIT_CODE = 143
 """What the explorer exits with after SIGTERM or SIGHUP, as a shell reports a terminated process."""
@@ -164,8 +163,6 @@ class RaglensApp(Navigation, LabActions):
         self._process: EmbeddingProcess | None = None
         self._feed: IndexFeed | None = None
         """What fills the current index: the cache, then the embedding process's requests."""
-        self._noise_memo: NoiseFloorMemo | None = None
-        """The ranking worker's cache of the noise floor; only that worker reads or writes it."""
         self._signals: list[int] = []
         """The signals whose handlers this app installed, removed again when it closes."""
         self._control_requests: dict[int, str] = {}
@@ -311,11 +308,9 @@ class RaglensApp(Navigation, LabActions):
         controls: dict[str, np.ndarray],
         pinned: dict[ExpectedRef, tuple[Definition, ...]],
     ) -> None:
-        from raglens.ui.ranking import NoiseFloorMemo, rank_for_display  # numpy, Pygments: workers only
+        from raglens.ui.ranking import rank_for_display  # numpy and Pygments: loaded in workers only
 
-        if self._noise_memo is None:
-            self._noise_memo = NoiseFloorMemo()  # the worker's own cache; created here, off the UI thread
-        shown = rank_for_display(index, corpus, query, vector, k, controls, pinned, self._noise_memo)
+        shown = rank_for_display(index, corpus, query, vector, k, controls, pinned)
         if not get_current_worker().is_cancelled:
             self.post_message(RankingReady(query, shown.result, shown.excerpts, shown.diagnostics))
 

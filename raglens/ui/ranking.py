@@ -26,21 +26,26 @@ if TYPE_CHECKING:
 class NoiseFloorMemo:
     """The noise floor of the last index state seen, so each keystroke does not rank five controls again.
 
-    Used only from the ranking worker, one ranking at a time; it changes only as vectors arrive.
+    Used only by ranking workers. A superseded worker may still be finishing beside a new one, so the
+    entry is replaced in one assignment: a race costs a second measurement, never a wrong band.
     """
 
     def __init__(self) -> None:
-        self._key: tuple[int, int, tuple[str, ...]] | None = None
-        self._noise: NoiseFloor | None = None
+        self._entry: tuple[VectorIndex, tuple[int, tuple[str, ...]], NoiseFloor | None] | None = None
 
     def noise_floor(self, index: VectorIndex, controls: dict[str, np.ndarray]) -> NoiseFloor | None:
-        key = (id(index), index.embedded_count, tuple(controls))
-        if key != self._key:
-            self._noise = (
-                measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
-            )
-            self._key = key
-        return self._noise
+        """The noise floor over ``index`` as it is now, measured again only when it has changed."""
+        key = (index.embedded_count, tuple(controls))
+        entry = self._entry
+        if entry is not None and entry[0] is index and entry[1] == key:
+            return entry[2]
+        noise = measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
+        self._entry = (index, key, noise)
+        return noise
+
+
+NOISE_FLOOR_MEMO = NoiseFloorMemo()
+"""The ranking workers' one memo; the app itself never reads it."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,7 +69,7 @@ def rank_for_display(
 ) -> ShownRanking:
     """Rank ``query`` over what is embedded, run the instruments, and colour each hit's excerpt."""
     result = rank(index, vector, k)
-    noise = (noise_memo or NoiseFloorMemo()).noise_floor(index, controls)
+    noise = (noise_memo or NOISE_FLOOR_MEMO).noise_floor(index, controls)
     texts = {source.path: source.text for source in corpus.files}
     diagnostics = diagnose_query(query, result, k, texts, index.windows, noise, pinned)
     excerpts = [

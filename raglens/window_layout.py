@@ -70,8 +70,11 @@ class FileLayout:
         lines: LineIndex | None = None,
         never_read: Sequence[tuple[int, int]] = (),
         heat: Sequence[float | None] | None = None,
+        cut_lines: frozenset[int] = frozenset(),
     ) -> None:
         self.text = text
+        self.cut_lines = cut_lines
+        """Lines shared by two neighbouring windows that both rank: an answer may be cut there."""
         self.heat = tuple(heat) if heat is not None else None
         """One score per window for the current query, to colour the file by; None: heat is off."""
         if self.heat is not None and len(self.heat) != len(windows):

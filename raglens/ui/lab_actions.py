@@ -7,6 +7,7 @@ messages; the handlers here own the state they add.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,18 @@ if TYPE_CHECKING:
     from raglens.index import VectorIndex
     from raglens.search import SearchResult
     from raglens.windows import Window
+
+
+@dataclass(frozen=True)
+class FileLens:
+    """What the current query says about the open file, for the window view to draw."""
+
+    heat: list[float | None] | None = None
+    """Each window's score, with heat on."""
+    notes: tuple[str, ...] = ()
+    """A sentence per pair of neighbouring windows that both rank."""
+    cut_lines: frozenset[int] = frozenset()
+    """The lines two ranking neighbours share: where the answer may be cut."""
 
 
 class LabActions(App[None]):
@@ -70,18 +83,25 @@ class LabActions(App[None]):
 
         def model_label(self) -> str: ...
 
-    def lens_on_file(self, path: str) -> tuple[list[float | None] | None, list[str]]:
+    def lens_on_file(self, path: str) -> FileLens:
         """The current query's score of each window of ``path`` (with heat on), and its straddles."""
         result, diagnostics = self.last_result, self.last_diagnostics
         if result is None or path not in self._file_rows:
-            return None, []
+            return FileLens()
         heat = None
         if self.heat_on:
             from raglens.search import score_of  # numpy is loaded once there is a result
 
             heat = [score_of(result, row) for row in self._file_rows[path]]
-        notes = [s.describe() for s in diagnostics.straddles if s.path == path] if diagnostics else []
-        return heat, notes
+        straddles = [s for s in diagnostics.straddles if s.path == path] if diagnostics else []
+        cut_lines = frozenset(
+            line
+            for s in straddles
+            for line in range(
+                s.second.window.line_start, max(s.first.window.line_end, s.second.window.line_start) + 1
+            )
+        )
+        return FileLens(heat, tuple(s.describe() for s in straddles), cut_lines)
 
     def action_toggle_heat(self) -> None:
         self.heat_on = not self.heat_on

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from raglens.corpus import Corpus
     from raglens.index import VectorIndex
     from raglens.ui.index_feed import IndexFeed
+    from raglens.ui.lab_actions import FileLens
     from raglens.windows import Window
 
 
@@ -33,7 +34,7 @@ class Navigation(App[None]):
 
     if TYPE_CHECKING:  # provided by the app's other mixins; declared here for the type checker only
 
-        def lens_on_file(self, path: str) -> tuple[list[float | None] | None, list[str]]: ...
+        def lens_on_file(self, path: str) -> FileLens: ...
 
     def _file_windows(self, path: str) -> list[Window]:
         rows = self._file_rows.get(path, range(0))
@@ -60,8 +61,10 @@ class Navigation(App[None]):
 
                 never_read = unread_spans(len(text), windows, known)
         self._shown = (path, current)
-        heat, notes = self.lens_on_file(path)
-        self.query_one(WindowView).show(path, text, windows, current, extent, scroll, never_read, heat, notes)
+        lens = self.lens_on_file(path)
+        self.query_one(WindowView).show(
+            path, text, windows, current, extent, scroll, never_read, lens.heat, lens.notes, lens.cut_lines
+        )
 
     def _embed_next(self, path: str) -> None:
         if self._feed is not None and self._feed.index is self.index:

@@ -459,3 +459,23 @@ async def test_rankings_and_vectors_arriving_under_a_modal_screen_are_drawn_behi
         await pilot.press("escape")
         await wait_until(pilot, lambda: fully_ranked(app, 5), "the full hits once the help is closed")
         assert shown_citations(app) == expected_citations(QUERY, 5)
+
+
+async def test_a_straddle_marks_the_shared_lines_in_the_gutter() -> None:
+    app = make_app(query=QUERY, k=20)  # with 20 of 66 windows shown, neighbours rank together
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 20), "hits over the whole index")
+        diagnostics = app.last_diagnostics
+        assert diagnostics is not None and diagnostics.straddles, "the fake ranking has a straddle"
+        straddle = diagnostics.straddles[0]
+        app.show_file(straddle.path, straddle.second.window.index)
+        await pilot.pause()
+        lines = app.query_one(FileLines)
+        shared = range(straddle.second.window.line_start, straddle.first.window.line_end + 1)
+        assert len(shared) >= 1
+        for number in shared:
+            assert "┆" in lines.shown_text(number)[:6], lines.shown_text(number)
+        before = straddle.first.window.line_start
+        if before not in shared:
+            assert "│" in lines.shown_text(before)[:6]
+        assert "both rank" in text_of(app, "#window-header")

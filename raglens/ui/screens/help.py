@@ -36,6 +36,7 @@ Window view
   blue                the selected window
   red, struck out     past the model's token limit: embedded as if it were not there
   pink, struck out    past the limit of every window that holds it: no embedding reads it
+  yellow ┆ gutter     lines two neighbouring windows share when both rank: an answer may be cut
 
 Score strip (above the hits)
   the scores of every window on a fixed -0.25..1.00 axis; ~ the noise band (the best scores of

@@ -33,6 +33,7 @@ BAND_STYLES: dict[Band, Style] = {
 
 _GUTTER = Style.parse("dim")
 _CURRENT_GUTTER = Style.parse("bold cyan")
+_CUT_GUTTER = Style.parse("bold yellow")
 
 
 def widest_line(text: str) -> int:
@@ -79,7 +80,11 @@ def line_text(layout: FileLayout, number: int, gutter_width: int) -> Text:
     content.expand_tabs(TAB_SIZE)  # before the gutter, so tab stops count from the line's own start
     gutter = _CURRENT_GUTTER if number in layout.current_lines else _GUTTER
     text = Text(no_wrap=True)
-    text.append(f"{number:>{gutter_width}} │ ", style=gutter)
+    if number in layout.cut_lines:
+        text.append(f"{number:>{gutter_width}} ", style=gutter)
+        text.append("┆ ", style=_CUT_GUTTER)
+    else:
+        text.append(f"{number:>{gutter_width}} │ ", style=gutter)
     text.append_text(content)
     return text
 

@@ -75,11 +75,13 @@ class WindowView(Widget):
         never_read: Sequence[tuple[int, int]] = (),
         heat: Sequence[float | None] | None = None,
         notes: Sequence[str] = (),
+        cut_lines: frozenset[int] = frozenset(),
     ) -> None:
         """Draw ``path`` with ``windows``; with ``scroll``, bring the ``current`` window into view.
 
         ``never_read`` are the spans no window's embedding reads, known once the file is embedded;
-        ``heat`` one score per window for the current query; ``notes`` extra lines for the header.
+        ``heat`` one score per window for the current query; ``notes`` extra lines for the header;
+        ``cut_lines`` the lines marked with a yellow ┆ in the gutter, where two ranking windows meet.
         """
         if self._measured is None or self._measured[0] is not text:
             self._measured = (text, LineIndex(text), widest_line(text))
@@ -91,7 +93,9 @@ class WindowView(Widget):
             header.append("\n" + printable(note), style="yellow")
         self.query_one("#window-header", Static).update(header)
         file_lines = self.query_one(FileLines)
-        layout = FileLayout(text, windows, current, chars_read, lines, never_read=never_read, heat=heat)
+        layout = FileLayout(
+            text, windows, current, chars_read, lines, never_read=never_read, heat=heat, cut_lines=cut_lines
+        )
         file_lines.show_layout(layout, widest=widest)
         if not scroll:
             return

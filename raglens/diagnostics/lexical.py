@@ -16,6 +16,8 @@ from raglens.windows import Window
 
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*")
 _SPACES = re.compile(r"\s+")
+RANKS_SHOWN = 12
+"""An identifier in hundreds of windows lists the best ranks and the worst; JSON keeps every one."""
 QUOTE_MIN_CHARACTERS = 12
 """A query shorter than this is not marked as quoted: a single common word is in many windows."""
 
@@ -123,8 +125,11 @@ class IdentifierReport:
         where = f"{len(self.occurrences)} occurrence(s) in {files} file(s)"
         if not self.windows:
             return f"{self.identifier}: {where}, but no window holds it whole"
-        ranks = ", ".join(str(r) for r in self.ranks) or "none yet (not embedded)"
-        return f"{self.identifier}: {where}; present in {len(self.windows)} window(s); dense ranks {ranks}"
+        ranks = self.ranks
+        shown = ", ".join(str(r) for r in ranks[:RANKS_SHOWN]) or "none yet (not embedded)"
+        if len(ranks) > RANKS_SHOWN:
+            shown += f", … {len(ranks) - RANKS_SHOWN} more, the last at {ranks[-1]}"
+        return f"{self.identifier}: {where}; present in {len(self.windows)} window(s); dense ranks {shown}"
 
 
 def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurrence]:

@@ -135,3 +135,14 @@ def test_the_probes_ask_exactly_the_queries_they_planned() -> None:
 
     run_probes(ProbeContext(texts, index.windows, ranked, 5, embedder.name), ["my own probe"])
     assert list(dict.fromkeys(asked)) == probe_queries(texts, index.windows, ["my own probe"])
+
+
+def test_a_long_list_of_ranks_is_cut_after_the_best_and_names_the_worst() -> None:
+    from raglens.diagnostics.lexical import RANKS_SHOWN, IdentifierReport, Occurrence, WindowWithIdentifier
+
+    window = Window("f.py", Unit.CHARS, 0, 0, 10, 1, 1)
+    holding = tuple(WindowWithIdentifier(row, window, row * 3 + 1, 0.5) for row in range(RANKS_SHOWN + 5))
+    report = IdentifierReport("a_name", (Occurrence("f.py", 1, 0),), holding)
+    text = report.describe()
+    assert text.endswith(f"… 5 more, the last at {(RANKS_SHOWN + 4) * 3 + 1}")
+    assert text.count(",") == RANKS_SHOWN + 1

@@ -133,6 +133,10 @@ class Corpus:
         """The indexed file at ``path``."""
         return self._by_path[path]
 
+    def texts(self) -> dict[str, str]:
+        """Path to text of every indexed file, in corpus order (the instruments look texts up by path)."""
+        return {source.path: source.text for source in self.files}
+
     def changed_on_disk(self, path: str) -> bool:
         """Whether the indexed file at ``path`` was modified, resized or removed since it was read."""
         source = self.file(path)

@@ -31,7 +31,7 @@ def run_eval(args: argparse.Namespace, params: WindowParams, stderr: Console) ->
     json_mode = bool(args.json)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
         prepared = prepare_index(args, params, narrator, stderr)
-        texts = prepared.texts
+        texts = prepared.corpus.texts()
         resolved = resolve_refs(cases, texts)
         embedder, index = prepared.embedder, prepared.index
         narrator.say(f"evaluating {len(cases)} case(s) at k={args.k}")

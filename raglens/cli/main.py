@@ -338,7 +338,7 @@ def _run_files(args: argparse.Namespace) -> int:
             f"raglens: note: no tokenizer of {args.model} here; coverage is not measured", markup=False
         )
     else:
-        coverage = measure_coverage({source.path: source.text for source in corpus.files}, windows, counter)
+        coverage = measure_coverage(corpus.texts(), windows, counter)
     if args.json:
         print(dump(files_document(corpus, params, args.max_file_bytes, counts, coverage)))
     else:

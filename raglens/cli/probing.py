@@ -31,7 +31,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
             return rank(index, embedder.encode_query(query), k)
 
         narrator.say("running the probes")
-        context = ProbeContext(prepared.texts, index.windows, ranked, args.k, embedder.name)
+        context = ProbeContext(prepared.corpus.texts(), index.windows, ranked, args.k, embedder.name)
         results = run_probes(context, args.probes)
     if json_mode:
         print(

@@ -69,11 +69,6 @@ class PreparedIndex:
     index: VectorIndex
     cache_use: CacheUse
 
-    @property
-    def texts(self) -> dict[str, str]:
-        """Path to text of every indexed file, in corpus order."""
-        return {source.path: source.text for source in self.corpus.files}
-
 
 def prepare_index(
     args: argparse.Namespace, params: WindowParams, narrator: Narrator, stderr: Console
@@ -88,7 +83,7 @@ def prepare_index(
             _print_warnings(cache, stderr)  # the search goes on without it, and says so now
             cache = None
         precision = choose_precision(args.precision, args.device)
-        factory = getattr(args, "embedder_factory", None)
+        factory = args.embedder_factory
         fingerprint = None
         if cache is not None:
             fingerprint = fingerprint_model(
@@ -181,8 +176,9 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         )
         result = search_index(index, embedder, args.query, args.k)
         noise = measure_noise_floor(index, embedder.encode_query)
-        diagnostics = diagnose_query(args.query, result, args.k, prepared.texts, index.windows, noise)
-        prompt = prompt_preview(args, args.query, result, prepared.texts) if args.prompt else None
+        texts = corpus.texts()
+        diagnostics = diagnose_query(args.query, result, args.k, texts, index.windows, noise)
+        prompt = prompt_preview(args, args.query, result, texts) if args.prompt else None
         _export_for_next_time(cache_use, embedder, narrator, stderr)
     if json_mode:
         document = search_document(

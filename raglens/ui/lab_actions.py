@@ -176,7 +176,7 @@ class LabActions(App[None]):
         from raglens.diagnostics.coverage import token_counter_for
         from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 
-        text = assemble_prompt(query, result.hits, {s.path: s.text for s in corpus.files})
+        text = assemble_prompt(query, result.hits, corpus.texts())
         counter = token_counter_for(self.model_name_for_tokens())
         self.post_message(
             PromptReady(PromptPreview(text, counter.count(text) if counter else None, len(result.hits)))
@@ -214,7 +214,7 @@ class LabActions(App[None]):
     def plan_probes(self, corpus: Corpus, windows: list[Window]) -> None:
         from raglens.diagnostics.probes import probe_queries
 
-        queries = probe_queries({s.path: s.text for s in corpus.files}, windows)
+        queries = probe_queries(corpus.texts(), windows)
         if not get_current_worker().is_cancelled:
             self.post_message(ProbesPlanned(queries))
 
@@ -246,7 +246,7 @@ class LabActions(App[None]):
         def ranked(query: str, top: int) -> SearchResult:
             return rank(index, vectors[query], top)  # every query was embedded first: a KeyError is a bug
 
-        context = ProbeContext({s.path: s.text for s in corpus.files}, index.windows, ranked, k, model)
+        context = ProbeContext(corpus.texts(), index.windows, ranked, k, model)
         self.post_message(ProbesReady(run_probes(context)))
 
     def on_probes_ready(self, message: ProbesReady) -> None:

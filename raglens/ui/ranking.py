@@ -70,8 +70,7 @@ def rank_for_display(
     """Rank ``query`` over what is embedded, run the instruments, and colour each hit's excerpt."""
     result = rank(index, vector, k)
     noise = (noise_memo or NOISE_FLOOR_MEMO).noise_floor(index, controls)
-    texts = {source.path: source.text for source in corpus.files}
-    diagnostics = diagnose_query(query, result, k, texts, index.windows, noise, pinned)
+    diagnostics = diagnose_query(query, result, k, corpus.texts(), index.windows, noise, pinned)
     excerpts = [
         hit_excerpt(
             hit,

@@ -126,7 +126,7 @@ def test_the_probes_ask_exactly_the_queries_they_planned() -> None:
     from raglens.windows import WindowParams
 
     index = build_index(corpus, WindowParams(), embedder)
-    texts = {source.path: source.text for source in corpus.files}
+    texts = corpus.texts()
     asked: list[str] = []
 
     def ranked(query: str, k: int):  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import PurePosixPath
 
 from raglens.diagnostics.lexical import IdentifierReport, identifier_report, looks_like_identifier
@@ -53,6 +54,11 @@ class ProbeContext:
     k: int
     model_name: str
 
+    @cached_property
+    def code_definitions(self) -> list[Definition]:
+        """Every definition in the corpus's code files, found once for all the probes."""
+        return code_definitions(self.texts)
+
 
 @dataclass(frozen=True)
 class WindowScore:
@@ -89,17 +95,17 @@ def _place(score: WindowScore) -> str:
     return f"{score.citation} at rank {score.rank} ({score.score:.3f})"
 
 
-def _code_definitions(texts: Mapping[str, str]) -> list[Definition]:
+def code_definitions(texts: Mapping[str, str]) -> list[Definition]:
+    """Every definition in the code files of ``texts`` (documentation files have none)."""
     return [d for path, text in texts.items() if not is_prose(path) for d in find_definitions(path, text)]
 
 
-def choose_symbol(texts: Mapping[str, str]) -> Definition | None:
+def choose_symbol(texts: Mapping[str, str], definitions: Sequence[Definition]) -> Definition | None:
     """An identifier defined exactly once in code, preferring the one the most other files mention.
 
     Those are the interesting case: the docs and the callers that quote the name compete with the
-    definition itself.
+    definition itself. ``definitions`` are those of :func:`code_definitions`.
     """
-    definitions = _code_definitions(texts)
     counts: dict[str, int] = {}
     for definition in definitions:
         counts[definition.short_name] = counts.get(definition.short_name, 0) + 1
@@ -139,7 +145,7 @@ def _rows_overlapping(windows: Sequence[Window], path: str, start: int, end: int
 
 def probe_exact_symbol(context: ProbeContext, definition: Definition | None = None) -> ProbeResult:
     """Ask for a defined identifier by its exact name, and see where its definition ranks."""
-    definition = definition or choose_symbol(context.texts)
+    definition = definition or choose_symbol(context.texts, context.code_definitions)
     if definition is None:
         return ProbeResult(
             "exact symbol",
@@ -205,11 +211,13 @@ def _paragraphs(path: str, text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e in spans if text[s:e].strip()]
 
 
-def _cut_spans(texts: Mapping[str, str], windows: Sequence[Window]) -> list[_Span]:
+def _cut_spans(
+    texts: Mapping[str, str], windows: Sequence[Window], definitions: Sequence[Definition]
+) -> list[_Span]:
     """Definitions with a docstring, then paragraphs, that one window could hold but none does."""
     longest = max((w.length for w in windows), default=0)
     found: list[_Span] = []
-    for definition in _code_definitions(texts):
+    for definition in definitions:
         question = _question_from(definition)
         if question is not None:
             found.append(
@@ -241,7 +249,7 @@ def _cut_spans(texts: Mapping[str, str], windows: Sequence[Window]) -> list[_Spa
 
 def probe_straddle(context: ProbeContext) -> ProbeResult:
     """Ask the question a cut definition or paragraph answers, and score each of its halves."""
-    spans = _cut_spans(context.texts, context.windows)
+    spans = _cut_spans(context.texts, context.windows, context.code_definitions)
     if not spans:
         return ProbeResult(
             "boundary straddle",
@@ -358,10 +366,11 @@ def probe_queries(
 ) -> list[str]:
     """Every query :func:`run_probes` will rank, so a caller can embed them all first."""
     queries = []
-    definition = choose_symbol(texts)
+    definitions = code_definitions(texts)
+    definition = choose_symbol(texts, definitions)
     if definition is not None:
         queries.append(definition.short_name)
-    spans = _cut_spans(texts, windows)
+    spans = _cut_spans(texts, windows, definitions)
     if spans:
         queries.append(spans[0].query)
     queries += [question for _, question in LANGUAGE_QUESTIONS]
@@ -373,12 +382,8 @@ def probe_queries(
 def run_probes(context: ProbeContext, user_queries: Sequence[str] = ()) -> list[ProbeResult]:
     """The four built-in probes, then one for each of ``user_queries``."""
     found = [probe_exact_symbol(context), probe_straddle(context), probe_language(context)]
-    answerable = [
-        result.top_scores[0] for result in found if result.top_scores and result.name != "other language"
-    ]
-    language = found[2]
-    if language.top_scores:
-        answerable.append(language.top_scores[0])
+    # Each probe's first query is a real question (for the languages, the English one).
+    answerable = [result.top_scores[0] for result in found if result.top_scores]
     unanswerable = probe_unanswerable(context, answerable)
     found.append(unanswerable)
     noise_high = max(unanswerable.top_scores) if unanswerable.top_scores else None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +41,23 @@ def real_embedder():  # type: ignore[no-untyped-def]
     from raglens.embedding import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(device="cpu")
+
+
+def wait_for_cached_vectors(
+    process: subprocess.Popen[str] | subprocess.Popen[bytes], cache_dir: Path, at_least: int
+) -> None:
+    """Wait until ``process``, still running, has committed ``at_least`` vectors to ``cache_dir``."""
+    from raglens.vector_cache import CACHE_FILE_NAME, VectorCache
+
+    deadline = time.monotonic() + 60
+    stored = 0
+    while stored < at_least:
+        assert time.monotonic() < deadline, f"fewer than {at_least} vectors were stored within 60 s"
+        assert process.poll() is None, "the process finished before it could be interrupted"
+        time.sleep(0.05)
+        if (cache_dir / CACHE_FILE_NAME).exists():
+            with VectorCache.open(cache_dir) as peek:
+                stored = peek.info().entries
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from raglens.vector_cache import CACHE_FILE_NAME, VectorCache
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, wait_for_cached_vectors
 
 FAKE = "tests.fakes:PacedHashingEmbedder"
 """150 ms a batch: the run lasts seconds, long enough to be interrupted part-way."""
@@ -40,18 +40,6 @@ def start_search(corpus: Path, cache: Path) -> subprocess.Popen[str]:
     )
 
 
-def wait_for_stored_vectors(process: subprocess.Popen[str], cache: Path, at_least: int) -> None:
-    deadline = time.monotonic() + 60
-    stored = 0
-    while stored < at_least:
-        assert time.monotonic() < deadline, "nothing was stored within 60 s"
-        assert process.poll() is None, "the search finished before it could be interrupted"
-        time.sleep(0.05)
-        if (cache / CACHE_FILE_NAME).exists():
-            with VectorCache.open(cache) as peek:
-                stored = peek.info().entries
-
-
 @pytest.mark.parametrize(
     ("sent", "code", "said"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")]
 )
@@ -61,7 +49,7 @@ def test_a_signal_mid_index_exits_promptly_and_the_next_run_resumes(
     corpus, cache = make_corpus(tmp_path / "corpus"), tmp_path / "cache"
     search = start_search(corpus, cache)
     try:
-        wait_for_stored_vectors(search, cache, at_least=32)
+        wait_for_cached_vectors(search, cache, at_least=32)
         signalled = time.monotonic()
         search.send_signal(sent)
         _, err = search.communicate(timeout=10)

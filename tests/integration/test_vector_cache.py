@@ -21,6 +21,7 @@ from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.pipeline import build_index
 from raglens.vector_cache import CACHE_FILE_NAME, ModelCache, VectorCache, keys_of
 from raglens.windows import Unit, WindowParams
+from tests.conftest import wait_for_cached_vectors
 from tests.fakes import HashingEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -238,15 +239,7 @@ def test_kill_9_mid_index_keeps_every_committed_batch(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     try:
-        deadline = time.monotonic() + 60
-        stored = 0
-        while stored < 10:
-            assert time.monotonic() < deadline, "the indexer stored nothing within 60 s"
-            assert indexer.poll() is None, "the indexer finished before it could be killed"
-            time.sleep(0.05)
-            if (cache_dir / CACHE_FILE_NAME).exists():
-                with VectorCache.open(cache_dir) as peek:
-                    stored = peek.info().entries
+        wait_for_cached_vectors(indexer, cache_dir, at_least=10)
         indexer.send_signal(signal.SIGKILL)
         indexer.wait(10)
     finally:

@@ -41,7 +41,7 @@ def _run_from_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
-    """The hits on screen come from a ranking over the complete index."""
+    """The hits on screen come from a ranking over the complete index, and every one is drawn."""
     from raglens.ui.widgets.hit_list import HitList
 
     result = app.last_result
@@ -51,7 +51,27 @@ def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
         and result.ranked_count == result.window_count
         and [h.row for h in app.query_one(HitList).hits] == [h.row for h in result.hits]
         and len(result.hits) == hit_count
+        and hits_drawn(app)
     )
+
+
+def hits_drawn(app: RaglensApp) -> bool:
+    """Every hit item has mounted its text: a new item's Static arrives a refresh after the item."""
+    from textual.widgets import Static
+
+    from raglens.ui.widgets.hit_list import HitItem
+
+    return all(item.query(Static) for item in app.query(HitItem))
+
+
+def hit_texts(app: RaglensApp) -> list[str]:
+    """The text of each hit on screen, best first; wait on ``fully_ranked`` or ``hits_drawn`` first."""
+    from textual.widgets import Static
+
+    from raglens.ui.widgets.hit_list import HitItem
+
+    assert hits_drawn(app), "a hit item is still being mounted: wait for hits_drawn first"
+    return [str(item.query_one(Static).render()) for item in app.query(HitItem)]
 
 
 def noise_band_drawn(app: RaglensApp) -> bool:

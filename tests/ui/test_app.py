@@ -19,7 +19,7 @@ from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Unit, WindowParams
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
 from tests.fakes import HashingEmbedder
-from tests.ui.conftest import fully_ranked, index_complete, make_app, wait_until
+from tests.ui.conftest import fully_ranked, hit_texts, hits_drawn, index_complete, make_app, wait_until
 
 QUERY = "how are failed jobs retried with backoff"
 
@@ -224,18 +224,19 @@ async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_
         queues = corpus_dir / "docs" / "queues.md"
         queues.write_text(queues.read_text() + "\nOne more closing line.\n")
         await app.query_one("#query", Input).action_submit()
-        await wait_until(pilot, lambda: "changed on disk" in text_of_hits(app), "the stale mark")
+        await wait_until(
+            pilot, lambda: hits_drawn(app) and "changed on disk" in text_of_hits(app), "the stale mark"
+        )
         await pilot.press("escape", "r")
         await wait_until(pilot, lambda: index_complete(app) and app._from_cache == 65, "the re-scan")
         await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits again")
-        await wait_until(pilot, lambda: "changed on disk" not in text_of_hits(app), "fresh hits")
+        await wait_until(
+            pilot, lambda: hits_drawn(app) and "changed on disk" not in text_of_hits(app), "fresh hits"
+        )
 
 
 def text_of_hits(app) -> str:  # type: ignore[no-untyped-def]
-    from raglens.ui.widgets.hit_list import HitItem
-
-    # An item still being mounted has no Static yet: read the ones on screen (callers wait and retry).
-    return "\n".join(str(static.render()) for item in app.query(HitItem) for static in item.query(Static))
+    return "\n".join(hit_texts(app))
 
 
 async def test_the_file_opened_while_indexing_is_embedded_next() -> None:
@@ -281,7 +282,7 @@ async def test_the_score_strip_draws_the_noise_band_and_hits_carry_literal_marks
         strip = text_of(app, "#score-strip")
         assert "~" in strip and "noise floor" in strip
         assert "drain_pending_jobs: 10 occurrence(s) in 7 file(s)" in strip
-        items = [str(item.query_one(Static).render()) for item in app.query_one(HitList).query("HitItem")]
+        items = hit_texts(app)
         marked = [m.identifiers for m in diagnostics.lexical]
         assert any(marked), "some hit holds the identifier"
         for text, identifiers in zip(items, marked, strict=True):

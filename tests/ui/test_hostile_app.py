@@ -9,9 +9,8 @@ from textual.widgets import Static
 
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.file_lines import FileLines
-from raglens.ui.widgets.hit_list import HitItem
 from tests.hostile import INDEXED, build_hostile_corpus
-from tests.ui.conftest import fully_ranked, index_complete, make_app, wait_until
+from tests.ui.conftest import fully_ranked, hit_texts, index_complete, make_app, wait_until
 
 _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -58,7 +57,7 @@ async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Pa
         for line in shown:
             assert_inert(line, "the window view")
         await wait_until(pilot, lambda: fully_ranked(app, 50), "hits over every window")
-        texts = [str(item.query_one(Static).render()) for item in app.query(HitItem)]
+        texts = hit_texts(app)
         assert any("␛[2J" in text for text in texts), "the attack file is among the hits, escaped"
         for text in texts:
             assert_inert(text, "a hit")

@@ -147,10 +147,14 @@ async def test_bad_settings_are_refused_with_a_message() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), "the settings screen")
         app.screen.query_one("#settings-overlap", Input).value = "5000"
         await pilot.click("#settings-apply")
-        await pilot.pause()
-        assert isinstance(app.screen, SettingsScreen), "bad settings do not close the form"
-        error = str(app.screen.query_one("#settings-error", Static).render())
-        assert "must be smaller than the size" in error
+
+        def refused() -> str:
+            return str(app.screen.query_one("#settings-error", Static).render())
+
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, SettingsScreen) and bool(refused()), "a refusal"
+        )
+        assert "must be smaller than the size" in refused()
 
 
 async def test_a_corpus_with_nothing_to_index_is_a_notification_not_a_crash(tmp_path: Path) -> None:
@@ -180,8 +184,10 @@ async def test_selecting_a_skipped_file_says_why(tmp_path: Path) -> None:
         tree = app.query_one("#corpus-tree")
         node = next(n for n in tree._tree_nodes.values() if n.data and n.data.path == "blob.bin")  # type: ignore[attr-defined]
         tree.select_node(node)  # type: ignore[attr-defined]
-        await pilot.pause()
-        assert "binary: a NUL byte" in app.query_one(FileLines).shown_text(1)
+        lines = app.query_one(FileLines)
+        await wait_until(
+            pilot, lambda: "binary: a NUL byte" in lines.shown_text(1), "the reason it is skipped"
+        )
 
 
 @pytest.mark.parametrize("hostile", ["\x1b[2J\x1b]0;owned\x07 [bold]not markup[/bold]"])

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from raglens.lines import LineIndex
-from raglens.search import SearchResult, rank_of, score_of
+from raglens.search import SearchResult, ranks_of, score_of
 from raglens.windows import Window
 
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*")
@@ -154,9 +154,14 @@ def identifier_report(
     spans: dict[str, list[tuple[int, int]]] = {}
     for occurrence in occurrences:
         spans.setdefault(occurrence.path, []).append((occurrence.offset, occurrence.offset + len(identifier)))
-    holding = []
-    for row, window in enumerate(windows):
-        if any(window.start <= start and end <= window.end for start, end in spans.get(window.path, ())):
-            holding.append(WindowWithIdentifier(row, window, rank_of(result, row), score_of(result, row)))
+    rows = [
+        row
+        for row, window in enumerate(windows)
+        if any(window.start <= start and end <= window.end for start, end in spans.get(window.path, ()))
+    ]
+    holding = [
+        WindowWithIdentifier(row, windows[row], row_rank, score_of(result, row))
+        for row, row_rank in zip(rows, ranks_of(result, rows), strict=True)
+    ]
     holding.sort(key=lambda entry: (entry.rank is None, entry.rank or 0))
     return IdentifierReport(identifier, tuple(occurrences), tuple(holding))

@@ -89,6 +89,29 @@ def test_rank_of_matches_the_position_in_a_full_ranking(scores: np.ndarray) -> N
     ]
 
 
+@given(st.data())
+def test_ranks_of_many_rows_equals_rank_of_each(data: st.DataObject) -> None:
+    """Past the threshold ranks_of sorts once; it must agree with rank_of, unembedded rows included."""
+    from raglens.search import RANKS_BY_FULL_ORDER_FROM, SearchResult, ranks_of
+
+    window_count = data.draw(st.integers(1, 3 * RANKS_BY_FULL_ORDER_FROM))
+    flags = data.draw(st.lists(st.booleans(), min_size=window_count, max_size=window_count))
+    embedded = [row for row, flag in enumerate(flags) if flag]
+    scores = data.draw(
+        arrays(np.float32, len(embedded), elements=st.sampled_from([-0.2, 0.0, 0.1, 0.5, 0.9]))
+    )
+    result = SearchResult((), scores, np.array(embedded, dtype=np.int64), window_count)
+    many = data.draw(st.booleans())  # half the cases take the one-sort path
+    asked = data.draw(
+        st.lists(
+            st.integers(0, window_count - 1),
+            min_size=RANKS_BY_FULL_ORDER_FROM if many else 0,
+            max_size=2 * RANKS_BY_FULL_ORDER_FROM,
+        )
+    )
+    assert ranks_of(result, asked) == [rank_of(result, row) for row in asked]
+
+
 def test_rank_of_a_row_not_embedded_is_none() -> None:
     windows, index = windows_and_index([[1, 0], [0, 1]])
     partial = VectorIndex(windows, 2)

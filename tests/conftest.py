@@ -44,16 +44,22 @@ def real_embedder():  # type: ignore[no-untyped-def]
 
 
 def wait_for_cached_vectors(
-    process: subprocess.Popen[str] | subprocess.Popen[bytes], cache_dir: Path, at_least: int
+    process: subprocess.Popen[str] | subprocess.Popen[bytes] | int, cache_dir: Path, at_least: int
 ) -> None:
-    """Wait until ``process``, still running, has committed ``at_least`` vectors to ``cache_dir``."""
+    """Wait until ``process`` (or the process with that pid), still running, has committed
+    ``at_least`` vectors to ``cache_dir``."""
     from raglens.vector_cache import CACHE_FILE_NAME, VectorCache
+
+    def running() -> bool:
+        if isinstance(process, int):
+            return Path(f"/proc/{process}").exists()
+        return process.poll() is None
 
     deadline = time.monotonic() + 60
     stored = 0
     while stored < at_least:
         assert time.monotonic() < deadline, f"fewer than {at_least} vectors were stored within 60 s"
-        assert process.poll() is None, "the process finished before it could be interrupted"
+        assert running(), "the process finished before it could be interrupted"
         time.sleep(0.05)
         if (cache_dir / CACHE_FILE_NAME).exists():
             with VectorCache.open(cache_dir) as peek:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from raglens.vector_cache import CACHE_FILE_NAME
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, wait_for_cached_vectors
 
 pytestmark = pytest.mark.model
 
@@ -107,7 +107,6 @@ def test_sigterm_closes_the_app_cleanly_and_a_restart_resumes(tmp_path: Path) ->
     tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "45", command)
     try:
         wait_for_screen(name, lambda s: "embedding" in s or "embedded" in s, "indexing under way")
-        time.sleep(1.0)  # let a few batches reach the cache
         (pid,) = subprocess.run(
             ["pgrep", "-f", f"^{re.escape(sys.executable)} -m raglens {re.escape(str(corpus))}"],
             capture_output=True,
@@ -117,6 +116,7 @@ def test_sigterm_closes_the_app_cleanly_and_a_restart_resumes(tmp_path: Path) ->
         children = subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True, check=True)
         child_pids = [int(child) for child in children.stdout.split()]
         assert child_pids, "the embedding process runs beside the app"
+        wait_for_cached_vectors(int(pid), cache, at_least=32)
         signalled = time.monotonic()
         os.kill(int(pid), signal.SIGTERM)
         while not exit_file.exists():

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from raglens.ui.app import AppConfig, RaglensApp
 from tests.conftest import REPO_ROOT
@@ -72,6 +73,11 @@ def hit_texts(app: RaglensApp) -> list[str]:
 
     assert hits_drawn(app), "a hit item is still being mounted: wait for hits_drawn first"
     return [str(item.query_one(Static).render()) for item in app.query(HitItem)]
+
+
+def screen_shown(app: RaglensApp, screen_type: type[Screen[object]], selector: str) -> bool:
+    """``app`` shows a ``screen_type`` with ``selector`` mounted: a pushed screen composes a refresh later."""
+    return isinstance(app.screen, screen_type) and bool(app.screen.query(selector))
 
 
 def noise_band_drawn(app: RaglensApp) -> bool:

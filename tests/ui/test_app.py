@@ -19,7 +19,15 @@ from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Unit, WindowParams
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
 from tests.fakes import HashingEmbedder
-from tests.ui.conftest import fully_ranked, hit_texts, hits_drawn, index_complete, make_app, wait_until
+from tests.ui.conftest import (
+    fully_ranked,
+    hit_texts,
+    hits_drawn,
+    index_complete,
+    make_app,
+    screen_shown,
+    wait_until,
+)
 
 QUERY = "how are failed jobs retried with backoff"
 
@@ -123,7 +131,7 @@ async def test_new_window_settings_rebuild_the_index() -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the first index")
         await pilot.press("escape", "w")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), "the settings screen")
+        await wait_until(pilot, lambda: screen_shown(app, SettingsScreen, "#settings-apply"), "the settings")
         size = app.screen.query_one("#settings-size", Input)
         size.value = "500"
         overlap = app.screen.query_one("#settings-overlap", Input)
@@ -144,7 +152,7 @@ async def test_bad_settings_are_refused_with_a_message() -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("escape", "w")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), "the settings screen")
+        await wait_until(pilot, lambda: screen_shown(app, SettingsScreen, "#settings-apply"), "the settings")
         app.screen.query_one("#settings-overlap", Input).value = "5000"
         await pilot.click("#settings-apply")
 
@@ -349,7 +357,7 @@ async def test_pinning_a_hit_tracks_its_rank_and_g_appends_a_golden_case(tmp_pat
         second = app.query_one(HitList).highlighted_hit
         assert second is not None and second.rank == 2
         await pilot.press("a")
-        await wait_until(pilot, lambda: isinstance(app.screen, PinScreen), "the pin screen")
+        await wait_until(pilot, lambda: screen_shown(app, PinScreen, "OptionList:focus"), "the pin choices")
         await pilot.press("enter")  # the first choice: the hit's whole file
         await wait_until(
             pilot,
@@ -377,7 +385,7 @@ async def test_the_prompt_preview_shows_the_exact_context() -> None:
         await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
         app.action_leave_query()
         await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen), "the prompt")
+        await wait_until(pilot, lambda: screen_shown(app, ReportScreen, "#report-body"), "the prompt")
         body = str(app.screen.query_one("#report-body", Static).render())
         for position, hit in enumerate(app.query_one(HitList).hits, start=1):
             assert f"[{position}] {hit.window.citation}" in body
@@ -400,7 +408,7 @@ async def test_the_failure_lab_runs_every_probe_from_the_app() -> None:
         await wait_until(pilot, lambda: index_complete(app), "the index")
         app.action_leave_query()
         await pilot.press("f")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen), "the failure lab")
+        await wait_until(pilot, lambda: screen_shown(app, ReportScreen, "#report-body"), "the failure lab")
         names = [result.name for result in reports[-1].results]
         assert names == ["exact symbol", "boundary straddle", "other language", "unanswerable"]
         body = str(app.screen.query_one("#report-body", Static).render())

@@ -8,7 +8,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from raglens.ui.app import RaglensApp
-from tests.ui.conftest import fully_ranked, make_app, noise_band_drawn, wait_until
+from tests.ui.conftest import fully_ranked, hits_drawn, make_app, noise_band_drawn, wait_until
 
 SIZE = (150, 42)
 QUERY = "what happens after a job is acknowledged"
@@ -43,7 +43,10 @@ def test_indexing_in_progress_ranks_what_is_embedded(snap_compare: Any) -> None:
         await wait_until(
             pilot,
             lambda: (
-                app.last_result is not None and app.last_result.ranked_count == 8 and noise_band_drawn(app)
+                app.last_result is not None
+                and app.last_result.ranked_count == 8
+                and noise_band_drawn(app)
+                and hits_drawn(app)
             ),
             "a ranking over the first batch, with the noise band",
         )

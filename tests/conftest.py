@@ -9,6 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests check invariants, not speed: Hypothesis's 200 ms per-example deadline fails them
+# on a loaded CI machine (a first Pygments lexer load alone can take that long).
+settings.register_profile("raglens", deadline=None)
+settings.load_profile("raglens")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = REPO_ROOT / "sample_corpus"

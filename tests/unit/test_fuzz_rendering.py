@@ -34,7 +34,7 @@ hostile_bytes = st.lists(
 ).map(b"".join)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(hostile_bytes)
 def test_any_bytes_are_read_cut_and_drawn_without_a_raw_control(data: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:

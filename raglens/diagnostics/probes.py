@@ -194,12 +194,20 @@ class _Span:
     query: str
 
 
-def _question_from(definition: Definition) -> str | None:
-    if not definition.docstring:
+_INLINE_CODE = re.compile(r"``[^`]*``|`[^`]*`")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+MIN_QUESTION_WORDS = 3
+"""Fewer words of prose than this (code spans aside) is a label, not a question a user would ask."""
+
+
+def question_from_docstring(docstring: str | None) -> str | None:
+    """The docstring's first sentence, if it reads as prose: what a user might ask of the definition."""
+    if not docstring:
         return None
-    first = definition.docstring.strip().split("\n\n")[0].replace("\n", " ")
+    first = docstring.strip().split("\n\n")[0].replace("\n", " ")
     sentence = re.split(r"(?<=[.!?])\s", first)[0].strip()
-    return sentence if len(sentence) >= 12 else None
+    prose = _INLINE_CODE.sub(" ", sentence)
+    return sentence if len(_WORD.findall(prose)) >= MIN_QUESTION_WORDS else None
 
 
 def _paragraphs(path: str, text: str) -> list[tuple[int, int]]:
@@ -218,7 +226,7 @@ def _cut_spans(
     longest = max((w.length for w in windows), default=0)
     found: list[_Span] = []
     for definition in definitions:
-        question = _question_from(definition)
+        question = question_from_docstring(definition.docstring)
         if question is not None:
             found.append(
                 _Span(

@@ -169,3 +169,23 @@ def test_a_long_list_of_ranks_is_cut_after_the_best_and_names_the_worst() -> Non
     text = report.describe()
     assert text.endswith(f"… 5 more, the last at {(RANKS_SHOWN + 4) * 3 + 1}")
     assert text.count(",") == RANKS_SHOWN + 1
+
+
+@pytest.mark.parametrize(
+    ("docstring", "question"),
+    [
+        ("Drain every pending job.\n\nMore detail.", "Drain every pending job."),
+        ("Rank windows by cosine similarity. Exact top-k.", "Rank windows by cosine similarity."),
+        ("``raglens cache info --json``.", None),  # a code label: nobody asks that
+        ("The `Queue` type.", None),
+        ("Ask `drain` for the pending jobs.", "Ask `drain` for the pending jobs."),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_a_straddle_question_is_the_docstring_first_sentence_when_it_is_prose(
+    docstring: str | None, question: str | None
+) -> None:
+    from raglens.diagnostics.probes import question_from_docstring
+
+    assert question_from_docstring(docstring) == question

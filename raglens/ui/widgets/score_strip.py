@@ -14,8 +14,17 @@ if TYPE_CHECKING:  # numpy-backed values; they arrive from the ranking worker
     from raglens.search import Hit
 
 
-def strip_text(diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> Text:
-    """The histogram with its marks, one line on the scores and noise, then straddles and identity."""
+LEGEND = "  ~ noise  k k-th  ▲ top"
+
+
+def strip_text(
+    diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int, *, width: int | None = None
+) -> Text:
+    """The histogram with its marks, one line on the scores and noise, then straddles and identity.
+
+    The marks' legend follows them only where it fits beside them in ``width`` columns: wrapped onto
+    a line of its own it would push the findings below out of the strip (the help explains it).
+    """
     from raglens.diagnostics.describe import (
         SCALE_LABELS,
         describe_noise,
@@ -29,9 +38,12 @@ def strip_text(diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> 
     text.append(f"{low} ", style="dim")
     text.append(distribution_line(diagnostics.profile), style="cyan")
     text.append(f" {high}", style="dim")
-    text.append("\n" + " " * (len(low) + 1))
-    text.append(marker_line(diagnostics.profile, diagnostics.noise), style="magenta")
-    text.append("  ~ noise  k k-th  ▲ top", style="dim")
+    indent = " " * (len(low) + 1)
+    marks = marker_line(diagnostics.profile, diagnostics.noise)
+    text.append("\n" + indent)
+    text.append(marks, style="magenta")
+    if width is None or len(indent) + len(marks) + len(LEGEND) <= width:
+        text.append(LEGEND, style="dim")
     text.append("\n" + describe_profile(diagnostics.profile, k), style="dim")
     text.append("\n" + describe_noise(diagnostics.noise, hits), style="dim")
     for straddle in diagnostics.straddles[:2]:
@@ -47,10 +59,25 @@ def strip_text(diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> 
 class ScoreStrip(Static):
     """Above the hits: how the whole corpus scored for the query, so a hit can be judged against it."""
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: tuple[QueryDiagnostics, tuple[Hit, ...], int] | None = None
+
     def show_diagnostics(self, diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> None:
-        self.update(strip_text(diagnostics, hits, k))
+        self._shown = (diagnostics, hits, k)
+        self._draw()
         self.display = True
 
     def clear(self) -> None:
+        self._shown = None
         self.update("")
         self.display = False
+
+    def on_resize(self) -> None:
+        if self._shown is not None:
+            self._draw()
+
+    def _draw(self) -> None:
+        assert self._shown is not None
+        # Before its first layout the strip has no width yet: draw in full, a resize redraws.
+        self.update(strip_text(*self._shown, width=self.size.width or None))

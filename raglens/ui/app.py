@@ -103,20 +103,27 @@ class AppConfig:
     """The golden JSONL file ``g`` appends cases to; None: one per corpus in the user data folder."""
 
 
+NARROW_BELOW = 110
+"""Columns: at 80, three panes leave the window view and the hits 28 columns each."""
+
+
 class RaglensApp(Navigation, LabActions):
     """Runs rung-1 naive RAG on one folder and shows every step of it."""
 
     CSS_PATH = "raglens.tcss"
     TITLE = "raglens"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
+    """Below NARROW_BELOW columns the corpus pane folds away (t shows it), so the window view and
+    the hits keep room for a line of code and the score strip."""
     BINDINGS = [
         Binding("slash", "focus_query", "query"),
+        Binding("t", "focus_tree", "files"),
         Binding("n", "next_window", "next window"),
         Binding("p", "previous_window", "prev window"),
         Binding("plus,equals_sign", "change_k(1)", "k+1", show=False),
         Binding("minus", "change_k(-1)", "k-1", show=False),
         Binding("w", "settings", "windows"),
         Binding("r", "rescan", "re-scan"),
-        Binding("t", "focus_tree", "tree", show=False),
         Binding("h", "focus_hits", "hits", show=False),
         Binding("l", "toggle_log", "log"),
         Binding("m", "toggle_heat", "heat"),

@@ -73,10 +73,19 @@ class Navigation(App[None]):
     def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
         self.show_file(message.path, 0)
         self._embed_next(message.path)
+        self._fold_corpus_pane()
 
     def on_corpus_tree_skipped_file_selected(self, message: CorpusTree.SkippedFileSelected) -> None:
         self._shown = None  # so arriving vectors do not redraw the previous file over the message
         self.query_one(WindowView).show_message(f"{message.path} is not indexed", message.detail)
+        self._fold_corpus_pane()
+
+    def _fold_corpus_pane(self) -> None:
+        """On a narrow screen, give the chosen file the corpus pane's room again (t shows it)."""
+        main = self.screen_stack[0]
+        if main.has_class("-narrow") and main.has_class("-corpus-shown"):
+            main.remove_class("-corpus-shown")
+            self.action_focus_hits()
 
     def on_hit_list_hit_selected(self, message: HitList.HitSelected) -> None:
         self.show_file(message.hit.window.path, message.hit.window.index)
@@ -115,7 +124,15 @@ class Navigation(App[None]):
             self.query_one("#window-scroll").focus()
 
     def action_focus_tree(self) -> None:
-        self.query_one(CorpusTree).focus()
+        """Focus the corpus tree; on a narrow screen, where the pane is folded away, show or fold it."""
+        main = self.screen_stack[0]
+        tree = self.query_one(CorpusTree)
+        if main.has_class("-narrow"):
+            if main.has_class("-corpus-shown") and tree.has_focus:
+                self._fold_corpus_pane()
+                return
+            main.add_class("-corpus-shown")
+        tree.focus()
 
     def action_focus_hits(self) -> None:
         self.query_one("#hit-items").focus()

@@ -104,6 +104,33 @@ async def test_stepping_through_windows_crosses_files() -> None:
         assert app._shown == ("CONTRIBUTING.md", 0)
 
 
+async def test_a_narrow_terminal_folds_the_corpus_pane_until_t_shows_it() -> None:
+    from raglens.ui.widgets.corpus_tree import CorpusTree
+
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        corpus_pane, tree = app.query_one("#left"), app.query_one(CorpusTree)
+        assert not corpus_pane.display, "at 80 columns the window view and the hits get the room"
+        assert app.query_one(WindowView).size.width >= 36 and app.query_one(HitList).size.width >= 36
+        await pilot.press("escape", "t")
+        await wait_until(pilot, lambda: corpus_pane.display and tree.has_focus, "the corpus pane, focused")
+        await pilot.press("down", "down", "enter")
+        await wait_until(pilot, lambda: not corpus_pane.display, "the pane folded for the chosen file")
+        chosen = tree.cursor_node
+        assert chosen is not None and chosen.data is not None and chosen.data.path != "CONTRIBUTING.md"
+        assert app._shown == (chosen.data.path, 0)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: tree.has_focus, "the tree again")
+        await pilot.press("t")
+        await wait_until(pilot, lambda: not corpus_pane.display, "t folds it again")
+        await pilot.resize_terminal(160, 45)
+        await wait_until(pilot, lambda: corpus_pane.display, "a wide terminal always shows the corpus")
+        await pilot.press("t")
+        await pilot.press("t")
+        assert corpus_pane.display, "t only focuses the tree when there is room for it"
+
+
 async def test_the_window_view_marks_where_the_model_stops_reading() -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:

@@ -74,3 +74,13 @@ def test_window_view_with_boundaries_and_the_truncation_mark(snap_compare: Any) 
         await steady(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_a_narrow_terminal_with_the_corpus_pane_folded(snap_compare: Any) -> None:
+    app = snapshot_app(query=QUERY)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: fully_ranked(app, 5) and noise_band_drawn(app), "the hits")
+        await steady(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -21,6 +21,7 @@ Keys
   w        window settings: unit, size, overlap, k (the index is rebuilt in the background)
   r        re-scan the corpus: vectors of unchanged windows come from the cache
   t        focus the corpus tree      h   focus the hits
+           (under 110 columns the corpus pane is folded away: t shows it, t again folds it)
   l        show or hide the pipeline log
   m        heat: colour each window of the open file by its score for the query
   a        pin the highlighted hit's file, or a symbol its window holds, as the expected answer;

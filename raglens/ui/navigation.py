@@ -138,5 +138,11 @@ class Navigation(App[None]):
         self.query_one("#hit-items").focus()
 
     def action_toggle_log(self) -> None:
+        """Show or hide the pipeline log; on a narrow screen, unfold the corpus pane that holds it."""
         log = self.query_one("#pipeline-log", RichLog)
+        main = self.screen_stack[0]
+        if main.has_class("-narrow") and not main.has_class("-corpus-shown"):
+            main.add_class("-corpus-shown")
+            log.display = True
+            return
         log.display = not log.display

@@ -124,6 +124,13 @@ async def test_a_narrow_terminal_folds_the_corpus_pane_until_t_shows_it() -> Non
         await wait_until(pilot, lambda: tree.has_focus, "the tree again")
         await pilot.press("t")
         await wait_until(pilot, lambda: not corpus_pane.display, "t folds it again")
+        log = app.query_one("#pipeline-log")
+        await pilot.press("l")
+        await wait_until(
+            pilot, lambda: corpus_pane.display and log.display, "l unfolds the pane with its log"
+        )
+        await pilot.press("t", "t")
+        await wait_until(pilot, lambda: not corpus_pane.display, "folded once more")
         await pilot.resize_terminal(160, 45)
         await wait_until(pilot, lambda: corpus_pane.display, "a wide terminal always shows the corpus")
         await pilot.press("t")

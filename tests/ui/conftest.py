@@ -81,9 +81,11 @@ def screen_shown(app: RaglensApp, screen_type: type[Screen[object]], selector: s
 
 
 def noise_band_drawn(app: RaglensApp) -> bool:
-    """The score strip shows the noise band: the control questions were answered before this ranking."""
+    """The score strip shows the noise band (the control questions were answered before this
+    ranking), laid out for the strip's width."""
     import re
 
-    from textual.widgets import Static
+    from raglens.ui.widgets.score_strip import ScoreStrip
 
-    return bool(re.search(r"noise floor -?\d", str(app.query_one("#score-strip", Static).render())))
+    strip = app.query_one(ScoreStrip)
+    return strip.settled and bool(re.search(r"noise floor -?\d", str(strip.render())))

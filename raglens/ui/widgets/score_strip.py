@@ -62,6 +62,8 @@ class ScoreStrip(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[QueryDiagnostics, tuple[Hit, ...], int] | None = None
+        self._drawn_width = 0
+        """The width the text on display was laid out for; 0 before the strip had a width."""
 
     def show_diagnostics(self, diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> None:
         self._shown = (diagnostics, hits, k)
@@ -73,6 +75,11 @@ class ScoreStrip(Static):
         self.update("")
         self.display = False
 
+    @property
+    def settled(self) -> bool:
+        """The text on display was laid out for the strip's current width (a resize redraws it)."""
+        return self._shown is None or 0 < self.size.width == self._drawn_width
+
     def on_resize(self) -> None:
         if self._shown is not None:
             self._draw()
@@ -80,4 +87,5 @@ class ScoreStrip(Static):
     def _draw(self) -> None:
         assert self._shown is not None
         # Before its first layout the strip has no width yet: draw in full, a resize redraws.
+        self._drawn_width = self.size.width
         self.update(strip_text(*self._shown, width=self.size.width or None))

@@ -45,7 +45,7 @@ from raglens.ui.messages import (
     EmbedderStarted,
     RankingReady,
 )
-from raglens.ui.navigation import Navigation
+from raglens.ui.navigation import NARROW_BELOW, Navigation
 from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
@@ -101,10 +101,6 @@ class AppConfig:
     """Where a worker's traceback is appended when it fails; None keeps it to the notification."""
     golden_path: str | None = None
     """The golden JSONL file ``g`` appends cases to; None: one per corpus in the user data folder."""
-
-
-NARROW_BELOW = 110
-"""Columns: at 80, three panes leave the window view and the hits 28 columns each."""
 
 
 class RaglensApp(Navigation, LabActions):

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from raglens.windows import Window
 
 
+NARROW_BELOW = 110
+"""Columns under which the corpus pane folds away: at 80, three panes leave the window view and
+the hits 28 columns each."""
+
+
 class Navigation(App[None]):
     """Which file and window the window view shows, and where the keyboard focus is."""
 

@@ -9,7 +9,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-HELP_TEXT = """\
+from raglens.ui.navigation import NARROW_BELOW
+
+HELP_TEXT = f"""\
 raglens runs rung-1 naive RAG on your files and shows every step:
 fixed windows, one embedding model, cosine top-k with no floor.
 
@@ -21,7 +23,7 @@ Keys
   w        window settings: unit, size, overlap, k (the index is rebuilt in the background)
   r        re-scan the corpus: vectors of unchanged windows come from the cache
   t        focus the corpus tree      h   focus the hits
-           (under 110 columns the corpus pane is folded away: t shows it, t again folds it)
+           (under {NARROW_BELOW} columns the corpus pane is folded away: t shows it, t again folds it)
   l        show or hide the pipeline log
   m        heat: colour each window of the open file by its score for the query
   a        pin the highlighted hit's file, or a symbol its window holds, as the expected answer;

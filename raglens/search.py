@@ -83,6 +83,14 @@ def rank(index: VectorIndex, query_vector: np.ndarray, k: int) -> SearchResult:
     return SearchResult(hits, scores, rows, index.window_count)
 
 
+def full_ranks(scores: np.ndarray) -> np.ndarray:
+    """The 1-based rank of every row: higher scores first, equal scores in corpus order."""
+    order = np.lexsort((np.arange(scores.shape[0]), -scores))
+    ranks = np.empty_like(order)
+    ranks[order] = np.arange(1, scores.shape[0] + 1)
+    return ranks
+
+
 def rank_of(result: SearchResult, row: int) -> int | None:
     """The 1-based rank window ``row`` has in ``result``'s full ordering; None if it was not ranked.
 
@@ -109,9 +117,7 @@ def ranks_of(result: SearchResult, rows: Sequence[int]) -> list[int | None]:
     count = result.ranked_count
     if len(rows) < RANKS_BY_FULL_ORDER_FROM or count == 0:
         return [rank_of(result, row) for row in rows]
-    order = np.lexsort((np.arange(count), -result.scores))
-    rank_at = np.empty(count, dtype=np.int64)
-    rank_at[order] = np.arange(1, count + 1)
+    rank_at = full_ranks(result.scores)
     asked = np.asarray(rows, dtype=np.int64)
     positions = np.minimum(np.searchsorted(result.ranked_rows, asked), count - 1)
     ranked = result.ranked_rows[positions] == asked

@@ -14,6 +14,7 @@ import numpy as np
 from raglens.diagnostics.golden import ExpectedRef, GoldenCase
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.errors import BadInputError
+from raglens.search import full_ranks
 from raglens.windows import Window
 
 
@@ -201,14 +202,6 @@ def answers(window: Window, ref: ExpectedRef, definitions: Sequence[Definition])
     if window.path != ref.path:
         return False
     return ref.symbol is None or any(d.overlaps(window.start, window.end) for d in definitions)
-
-
-def full_ranks(scores: np.ndarray) -> np.ndarray:
-    """The 1-based rank of every row: higher scores first, equal scores in corpus order."""
-    order = np.lexsort((np.arange(scores.shape[0]), -scores))
-    ranks = np.empty_like(order)
-    ranks[order] = np.arange(1, scores.shape[0] + 1)
-    return ranks
 
 
 def evaluate_case(

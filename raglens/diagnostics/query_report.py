@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
-from raglens.diagnostics.evaluation import answers, full_ranks
+from raglens.diagnostics.evaluation import answers
 from raglens.diagnostics.golden import ExpectedRef
 from raglens.diagnostics.lexical import (
     IdentifierReport,
@@ -20,7 +18,7 @@ from raglens.diagnostics.noise_floor import NoiseFloor
 from raglens.diagnostics.score_profile import ScoreProfile, score_profile
 from raglens.diagnostics.straddle import Straddle, find_straddles
 from raglens.diagnostics.symbols import Definition
-from raglens.search import SearchResult
+from raglens.search import SearchResult, ranks_of
 from raglens.windows import Window
 
 
@@ -88,12 +86,16 @@ def _expected_ranks(
     result: SearchResult, windows: Sequence[Window], expected: Mapping[ExpectedRef, Sequence[Definition]]
 ) -> list[ExpectedRank]:
     if not expected:
-        return []
-    scores = np.full(len(windows), -np.inf, dtype=np.float32)  # unranked rows sort last
-    scores[result.ranked_rows] = result.scores
-    ranks = full_ranks(scores)
+        return []  # the usual case, on every keystroke's ranking
+    ranked = result.ranked_rows.tolist()
+    answering = {
+        ref: [row for row in ranked if answers(windows[row], ref, definitions)]
+        for ref, definitions in expected.items()
+    }
+    every = [row for rows in answering.values() for row in rows]
+    rank_by_row = dict(zip(every, ranks_of(result, every), strict=True))  # one sort for all refs
     found = []
-    for ref, definitions in expected.items():
-        rows = [row for row in result.ranked_rows.tolist() if answers(windows[row], ref, definitions)]
-        found.append(ExpectedRank(ref, int(ranks[rows].min()) if rows else None))
+    for ref, rows in answering.items():
+        ranks = [rank for row in rows if (rank := rank_by_row[row]) is not None]
+        found.append(ExpectedRank(ref, min(ranks, default=None)))
     return found

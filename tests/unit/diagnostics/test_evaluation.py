@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from raglens.diagnostics.evaluation import evaluate_case, full_ranks, resolve_refs, summarise
+from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import ExpectedRef, GoldenCase
 from raglens.errors import BadInputError
+from raglens.search import full_ranks
 from raglens.windows import Unit, Window
 
 CODE = "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n"

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from raglens.diagnostics.lexical import IdentifierReport, identifier_report, looks_like_identifier
 from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS
 from raglens.diagnostics.symbols import Definition, find_definitions
+from raglens.lines import LineIndex
 from raglens.search import SearchResult, rank_of, score_of
 from raglens.windows import Window
 
@@ -270,13 +271,14 @@ def probe_straddle(context: ProbeContext) -> ProbeResult:
     rows = _rows_overlapping(context.windows, span.path, span.start, span.end)
     watched = tuple(_watch(result, context.windows, row) for row in rows)
     first_line = context.windows[rows[0]].line_start
-    text = context.texts[span.path]
-    line_of = text.count("\n", 0, span.start) + 1
-    last_line = text.count("\n", 0, max(span.start, span.end - 1)) + 1
+    # The same line numbers as every citation: CRLF, lone CR and LF each end a line.
+    line_index = LineIndex(context.texts[span.path])
+    first_span_line = line_index.line_of(span.start)
+    last_span_line = line_index.line_of(max(span.start, span.end - 1))
     lines = [
-        f"{span.label.capitalize()} at {span.path}:L{line_of}-L{last_line} is {span.end - span.start} "
-        f"characters, short enough for one window, but the grid cuts it across {len(rows)} windows "
-        f"(the first starts at line {first_line}).",
+        f"{span.label.capitalize()} at {span.path}:L{first_span_line}-L{last_span_line} is "
+        f"{span.end - span.start} characters, short enough for one window, but the grid cuts it across "
+        f"{len(rows)} windows (the first starts at line {first_line}).",
         f"Asked {span.query!r}; the parts came back: " + "; ".join(_place(w) for w in watched) + ".",
         "No single hit carries the whole answer: an LLM given the top k sees a fragment, or two "
         "fragments it must join. Overlap only helps when the answer is shorter than the overlap.",

@@ -17,8 +17,9 @@ from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.straddle import find_straddles
 from raglens.embedding import normalize_rows
 from raglens.index import VectorIndex
-from raglens.search import rank, rank_of
+from raglens.search import SearchResult, rank, rank_of
 from raglens.windows import Unit, Window
+from tests.conftest import MakeTree
 
 
 @pytest.mark.parametrize(
@@ -189,3 +190,30 @@ def test_a_straddle_question_is_the_docstring_first_sentence_when_it_is_prose(
     from raglens.diagnostics.probes import question_from_docstring
 
     assert question_from_docstring(docstring) == question
+
+
+def test_the_straddle_probe_numbers_lines_as_citations_do_lone_cr_included(make_tree: MakeTree) -> None:
+    """Lines end at CRLF, lone CR or LF everywhere in raglens; the probe must not count only LFs."""
+    from raglens.corpus import CorpusOptions, load_corpus
+    from raglens.diagnostics.probes import ProbeContext, probe_straddle
+    from raglens.pipeline import build_index
+    from raglens.windows import WindowParams
+    from tests.fakes import HashingEmbedder
+
+    paragraph = "The scheduler retries a failed job after a pause that doubles each time. " * 5
+    text = (
+        "Heading number one\rHeading number two\rHeading number three\r\n\n"
+        + paragraph.strip()
+        + "\n\nThe end.\n"
+    )
+    root = make_tree({"notes.md": text})
+    embedder = HashingEmbedder()
+    corpus = load_corpus(root, CorpusOptions())
+    index = build_index(corpus, WindowParams(size=400, overlap=40), embedder)
+
+    def ranked(query: str, k: int) -> SearchResult:
+        return rank(index, embedder.encode_query(query), k)
+
+    result = probe_straddle(ProbeContext(corpus.texts(), index.windows, ranked, 5, embedder.name))
+    assert result.queries, "the paragraph is cut by the 400/40 grid"
+    assert "A paragraph at notes.md:L5-L5 is" in result.explanation[0], result.explanation[0]

@@ -44,10 +44,10 @@ def identifier_tokens(query: str) -> list[str]:
     return list(seen)
 
 
-def is_identifier_query(query: str) -> bool:
-    """Whether the whole query is one identifier (perhaps with call brackets), like ``drain_jobs()``."""
+def query_identifier(query: str) -> str | None:
+    """The identifier the whole query is (``drain_jobs`` for `` `drain_jobs()` ``), or None."""
     stripped = query.strip().removesuffix("()").strip("`")
-    return looks_like_identifier(stripped)
+    return stripped if looks_like_identifier(stripped) else None
 
 
 def _normalised(text: str) -> str:

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import PurePosixPath
 
-from raglens.diagnostics.lexical import IdentifierReport, identifier_report, looks_like_identifier
+from raglens.diagnostics.lexical import (
+    IdentifierReport,
+    identifier_report,
+    looks_like_identifier,
+    query_identifier,
+)
 from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.lines import LineIndex
@@ -365,9 +370,9 @@ def probe_query(context: ProbeContext, query: str, noise_high: float | None) -> 
             f"{above} of {len(result.hits)} hits stand above the noise floor ({noise_high:.3f}, the best "
             "score of an off-topic control question)."
         )
-    stripped = query.strip().removesuffix("()").strip("`")
-    if looks_like_identifier(stripped):
-        lines.append(identifier_report(stripped, context.texts, context.windows, result).describe() + ".")
+    name = query_identifier(query)
+    if name is not None:
+        lines.append(identifier_report(name, context.texts, context.windows, result).describe() + ".")
     return ProbeResult("your probe", (query,), tuple(lines), (result.hits[0].score,))
 
 

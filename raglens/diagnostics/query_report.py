@@ -11,8 +11,8 @@ from raglens.diagnostics.lexical import (
     IdentifierReport,
     LexicalMatch,
     identifier_report,
-    is_identifier_query,
     lexical_match,
+    query_identifier,
 )
 from raglens.diagnostics.noise_floor import NoiseFloor
 from raglens.diagnostics.score_profile import ScoreProfile, score_profile
@@ -68,10 +68,8 @@ def diagnose_query(
     ``expected`` maps each pinned answer to its definitions (none for a whole file).
     """
     lexical = tuple(lexical_match(query, hit.window.text_in(texts[hit.window.path])) for hit in result.hits)
-    identifier = None
-    if is_identifier_query(query):
-        name = query.strip().removesuffix("()").strip("`")
-        identifier = identifier_report(name, texts, windows, result)
+    name = query_identifier(query)
+    identifier = None if name is None else identifier_report(name, texts, windows, result)
     return QueryDiagnostics(
         score_profile(result.scores, k),
         noise,

@@ -9,9 +9,9 @@ from hypothesis.extra.numpy import arrays
 from raglens.diagnostics.lexical import (
     identifier_report,
     identifier_tokens,
-    is_identifier_query,
     lexical_match,
     looks_like_identifier,
+    query_identifier,
 )
 from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.straddle import find_straddles
@@ -44,8 +44,8 @@ def test_identifier_tokens_and_queries() -> None:
         "drain_pending_jobs",
         "set_paused",
     ]
-    assert is_identifier_query(" drain_pending_jobs() ")
-    assert not is_identifier_query("drain the queue")
+    assert query_identifier(" drain_pending_jobs() ") == "drain_pending_jobs"
+    assert query_identifier("drain the queue") is None
 
 
 def test_lexical_match_quotes_phrases_and_whole_tokens_only() -> None:

@@ -11,7 +11,7 @@ from raglens.cli.lab_documents import probe_document
 from raglens.cli.lab_render import print_probes
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import prepare_index, stdout_kept_for_data
-from raglens.diagnostics.probes import ProbeContext, run_probes
+from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
 from raglens.errors import BadInputError
 from raglens.search import SearchResult, rank
 from raglens.windows import WindowParams
@@ -31,7 +31,9 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
             return rank(index, embedder.encode_query(query), k)
 
         narrator.say("running the probes")
-        context = ProbeContext(prepared.corpus.texts(), index.windows, ranked, args.k, embedder.name)
+        texts = prepared.corpus.texts()
+        plan = plan_probes(texts, index.windows)
+        context = ProbeContext(texts, index.windows, ranked, args.k, embedder.name, plan)
         results = run_probes(context, args.probes)
     if json_mode:
         print(

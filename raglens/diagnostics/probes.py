@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import PurePosixPath
 
 from raglens.diagnostics.lexical import (
@@ -50,8 +49,49 @@ def is_prose(path: str) -> bool:
 
 
 @dataclass(frozen=True)
+class CutSpan:
+    """A definition or paragraph one window could hold whole, but which the grid cuts."""
+
+    path: str
+    start: int
+    end: int
+    label: str
+    query: str
+    """The question it answers: its docstring's or its own first sentence."""
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """What the built-in probes ask, chosen from the corpus once (parsing every code file takes
+    about a second on 3 MB), so planning the queries and running the probes share it."""
+
+    symbol: Definition | None
+    """The identifier the exact-symbol probe asks for; None when the corpus defines none that fits."""
+    cut_spans: tuple[CutSpan, ...]
+    """Every cut definition, then every cut paragraph; the straddle probe asks the first."""
+
+    def queries(self, user_queries: Sequence[str] = ()) -> list[str]:
+        """Every query :func:`run_probes` will rank, so a caller can embed them all first."""
+        queries = []
+        if self.symbol is not None:
+            queries.append(self.symbol.short_name)
+        if self.cut_spans:
+            queries.append(self.cut_spans[0].query)
+        queries += [question for _, question in LANGUAGE_QUESTIONS]
+        queries += CONTROL_QUESTIONS[:UNANSWERABLE_COUNT]
+        queries += user_queries
+        return list(dict.fromkeys(queries))
+
+
+def plan_probes(texts: Mapping[str, str], windows: Sequence[Window]) -> ProbePlan:
+    """Choose the symbol and find the cut spans the built-in probes will ask about."""
+    definitions = code_definitions(texts)
+    return ProbePlan(choose_symbol(texts, definitions), tuple(_cut_spans(texts, windows, definitions)))
+
+
+@dataclass(frozen=True)
 class ProbeContext:
-    """What every probe needs: the corpus's texts, its windows, and a way to rank a query."""
+    """What every probe needs: the corpus's texts, its windows, a way to rank a query, and the plan."""
 
     texts: Mapping[str, str]
     """Path to text of every indexed file, in corpus order."""
@@ -59,11 +99,8 @@ class ProbeContext:
     rank: Ranker
     k: int
     model_name: str
-
-    @cached_property
-    def code_definitions(self) -> list[Definition]:
-        """Every definition in the corpus's code files, found once for all the probes."""
-        return code_definitions(self.texts)
+    plan: ProbePlan
+    """From :func:`plan_probes` over the same texts and windows."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +188,7 @@ def _rows_overlapping(windows: Sequence[Window], path: str, start: int, end: int
 
 def probe_exact_symbol(context: ProbeContext, definition: Definition | None = None) -> ProbeResult:
     """Ask for a defined identifier by its exact name, and see where its definition ranks."""
-    definition = definition or choose_symbol(context.texts, context.code_definitions)
+    definition = definition or context.plan.symbol
     if definition is None:
         return ProbeResult(
             "exact symbol",
@@ -191,15 +228,6 @@ def probe_exact_symbol(context: ProbeContext, definition: Definition | None = No
     return ProbeResult("exact symbol", (query,), tuple(lines), (top.score,), watched)
 
 
-@dataclass(frozen=True)
-class _Span:
-    path: str
-    start: int
-    end: int
-    label: str
-    query: str
-
-
 _INLINE_CODE = re.compile(r"``[^`]*``|`[^`]*`")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 MIN_QUESTION_WORDS = 3
@@ -227,15 +255,15 @@ def _paragraphs(path: str, text: str) -> list[tuple[int, int]]:
 
 def _cut_spans(
     texts: Mapping[str, str], windows: Sequence[Window], definitions: Sequence[Definition]
-) -> list[_Span]:
+) -> list[CutSpan]:
     """Definitions with a docstring, then paragraphs, that one window could hold but none does."""
     longest = max((w.length for w in windows), default=0)
-    found: list[_Span] = []
+    found: list[CutSpan] = []
     for definition in definitions:
         question = question_from_docstring(definition.docstring)
         if question is not None:
             found.append(
-                _Span(
+                CutSpan(
                     definition.path,
                     definition.start,
                     definition.end,
@@ -248,12 +276,12 @@ def _cut_spans(
             for start, end in _paragraphs(path, text):
                 sentence = re.split(r"(?<=[.!?])\s", text[start:end].strip().replace("\n", " "))[0]
                 if len(sentence) >= 20 and end - start >= 200:
-                    found.append(_Span(path, start, end, "a paragraph", sentence[:200]))
+                    found.append(CutSpan(path, start, end, "a paragraph", sentence[:200]))
     by_path: dict[str, list[Window]] = {}
     for window in windows:
         by_path.setdefault(window.path, []).append(window)
 
-    def is_cut(span: _Span) -> bool:
+    def is_cut(span: CutSpan) -> bool:
         own = by_path.get(span.path, [])
         holding = [w for w in own if w.start < span.end and span.start < w.end]
         return len(holding) >= 2 and not any(w.start <= span.start and span.end <= w.end for w in holding)
@@ -263,7 +291,7 @@ def _cut_spans(
 
 def probe_straddle(context: ProbeContext) -> ProbeResult:
     """Ask the question a cut definition or paragraph answers, and score each of its halves."""
-    spans = _cut_spans(context.texts, context.windows, context.code_definitions)
+    spans = context.plan.cut_spans
     if not spans:
         return ProbeResult(
             "boundary straddle",
@@ -374,24 +402,6 @@ def probe_query(context: ProbeContext, query: str, noise_high: float | None) -> 
     if name is not None:
         lines.append(identifier_report(name, context.texts, context.windows, result).describe() + ".")
     return ProbeResult("your probe", (query,), tuple(lines), (result.hits[0].score,))
-
-
-def probe_queries(
-    texts: Mapping[str, str], windows: Sequence[Window], user_queries: Sequence[str] = ()
-) -> list[str]:
-    """Every query :func:`run_probes` will rank, so a caller can embed them all first."""
-    queries = []
-    definitions = code_definitions(texts)
-    definition = choose_symbol(texts, definitions)
-    if definition is not None:
-        queries.append(definition.short_name)
-    spans = _cut_spans(texts, windows, definitions)
-    if spans:
-        queries.append(spans[0].query)
-    queries += [question for _, question in LANGUAGE_QUESTIONS]
-    queries += CONTROL_QUESTIONS[:UNANSWERABLE_COUNT]
-    queries += user_queries
-    return list(dict.fromkeys(queries))
 
 
 def run_probes(context: ProbeContext, user_queries: Sequence[str] = ()) -> list[ProbeResult]:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden import ExpectedRef
+    from raglens.diagnostics.probes import ProbePlan
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.diagnostics.symbols import Definition
     from raglens.embedding_process import EmbeddingProcess
@@ -70,6 +71,8 @@ class LabActions(App[None]):
         self._probe_requests: dict[int, str] = {}
         """Query requests of the failure lab still unanswered, by request id."""
         self._probe_vectors: dict[str, np.ndarray] = {}
+        self._probe_plan: ProbePlan | None = None
+        """What the failure lab asks, chosen once in its planning worker and reused by its run."""
 
     if TYPE_CHECKING:  # provided by the app and its navigation; declared for the type checker only
 
@@ -208,21 +211,22 @@ class LabActions(App[None]):
             self.notify("the failure lab is already running", timeout=3)
             return
         self.notify("running the failure lab over the windows embedded so far…", timeout=3)
-        self.plan_probes(self.corpus, list(self.index.windows))
+        self.plan_failure_lab(self.corpus, list(self.index.windows))
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="choosing probes")
-    def plan_probes(self, corpus: Corpus, windows: list[Window]) -> None:
-        from raglens.diagnostics.probes import probe_queries
+    def plan_failure_lab(self, corpus: Corpus, windows: list[Window]) -> None:
+        from raglens.diagnostics.probes import plan_probes
 
-        queries = probe_queries(corpus.texts(), windows)
+        plan = plan_probes(corpus.texts(), windows)
         if not get_current_worker().is_cancelled:
-            self.post_message(ProbesPlanned(queries))
+            self.post_message(ProbesPlanned(plan))
 
     def on_probes_planned(self, message: ProbesPlanned) -> None:
         if self._process is None:
             return
+        self._probe_plan = message.plan
         self._probe_vectors = {}
-        self._probe_requests = {self._process.embed_query(query): query for query in message.queries}
+        self._probe_requests = {self._process.embed_query(query): query for query in message.plan.queries()}
 
     def probe_query_embedded(self, event: QueryEmbedded) -> bool:
         """Take ``event`` if it answers a failure-lab query; run the probes once all are in."""
@@ -230,15 +234,20 @@ class LabActions(App[None]):
         if query is None:
             return False
         self._probe_vectors[query] = event.vector
-        if not self._probe_requests and self.index is not None and self.corpus is not None:
-            self.run_failure_lab(
-                self.index, self.corpus, dict(self._probe_vectors), self.k, self.model_label()
-            )
+        index, corpus, plan = self.index, self.corpus, self._probe_plan
+        if not self._probe_requests and index is not None and corpus is not None and plan is not None:
+            self.run_failure_lab(index, corpus, plan, dict(self._probe_vectors), self.k, self.model_label())
         return True
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="failure lab")
     def run_failure_lab(
-        self, index: VectorIndex, corpus: Corpus, vectors: dict[str, np.ndarray], k: int, model: str
+        self,
+        index: VectorIndex,
+        corpus: Corpus,
+        plan: ProbePlan,
+        vectors: dict[str, np.ndarray],
+        k: int,
+        model: str,
     ) -> None:
         from raglens.diagnostics.probes import ProbeContext, run_probes
         from raglens.search import rank
@@ -246,7 +255,7 @@ class LabActions(App[None]):
         def ranked(query: str, top: int) -> SearchResult:
             return rank(index, vectors[query], top)  # every query was embedded first: a KeyError is a bug
 
-        context = ProbeContext(corpus.texts(), index.windows, ranked, k, model)
+        context = ProbeContext(corpus.texts(), index.windows, ranked, k, model, plan)
         self.post_message(ProbesReady(run_probes(context)))
 
     def on_probes_ready(self, message: ProbesReady) -> None:

@@ -9,7 +9,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the first frame
     from raglens.corpus import Corpus
-    from raglens.diagnostics.probes import ProbeResult
+    from raglens.diagnostics.probes import ProbePlan, ProbeResult
     from raglens.diagnostics.prompt import PromptPreview
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.embedding_events import ProcessEvent
@@ -85,11 +85,11 @@ class RankingReady(Message):
 
 
 class ProbesPlanned(Message):
-    """The failure lab chose its probes; these queries must be embedded before they can run."""
+    """The failure lab chose its probes; the plan's queries must be embedded before they can run."""
 
-    def __init__(self, queries: list[str]) -> None:
+    def __init__(self, plan: ProbePlan) -> None:
         super().__init__()
-        self.queries = queries
+        self.plan = plan
 
 
 class ProbesReady(Message):

@@ -140,7 +140,7 @@ def test_noise_floor_is_the_band_of_control_questions_best_scores() -> None:
 
 def test_the_probes_ask_exactly_the_queries_they_planned() -> None:
     from raglens.corpus import CorpusOptions, load_corpus
-    from raglens.diagnostics.probes import ProbeContext, probe_queries, run_probes
+    from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
     from raglens.pipeline import build_index
     from tests.conftest import SAMPLE_CORPUS
     from tests.fakes import HashingEmbedder
@@ -157,8 +157,9 @@ def test_the_probes_ask_exactly_the_queries_they_planned() -> None:
         asked.append(query)
         return rank(index, embedder.encode_query(query), k)
 
-    run_probes(ProbeContext(texts, index.windows, ranked, 5, embedder.name), ["my own probe"])
-    assert list(dict.fromkeys(asked)) == probe_queries(texts, index.windows, ["my own probe"])
+    plan = plan_probes(texts, index.windows)
+    run_probes(ProbeContext(texts, index.windows, ranked, 5, embedder.name, plan), ["my own probe"])
+    assert list(dict.fromkeys(asked)) == plan.queries(["my own probe"])
 
 
 def test_a_long_list_of_ranks_is_cut_after_the_best_and_names_the_worst() -> None:
@@ -195,7 +196,7 @@ def test_a_straddle_question_is_the_docstring_first_sentence_when_it_is_prose(
 def test_the_straddle_probe_numbers_lines_as_citations_do_lone_cr_included(make_tree: MakeTree) -> None:
     """Lines end at CRLF, lone CR or LF everywhere in raglens; the probe must not count only LFs."""
     from raglens.corpus import CorpusOptions, load_corpus
-    from raglens.diagnostics.probes import ProbeContext, probe_straddle
+    from raglens.diagnostics.probes import ProbeContext, plan_probes, probe_straddle
     from raglens.pipeline import build_index
     from raglens.windows import WindowParams
     from tests.fakes import HashingEmbedder
@@ -214,6 +215,8 @@ def test_the_straddle_probe_numbers_lines_as_citations_do_lone_cr_included(make_
     def ranked(query: str, k: int) -> SearchResult:
         return rank(index, embedder.encode_query(query), k)
 
-    result = probe_straddle(ProbeContext(corpus.texts(), index.windows, ranked, 5, embedder.name))
+    texts = corpus.texts()
+    context = ProbeContext(texts, index.windows, ranked, 5, embedder.name, plan_probes(texts, index.windows))
+    result = probe_straddle(context)
     assert result.queries, "the paragraph is cut by the 400/40 grid"
     assert "A paragraph at notes.md:L5-L5 is" in result.explanation[0], result.explanation[0]

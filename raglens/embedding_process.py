@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import Embedder, SentenceTransformerEmbedder, embedder_from_factory, runs_on_cpu
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, embedder_from_factory
 from raglens.embedding_events import (
     CacheTrouble,
     ModelFailed,
@@ -38,7 +38,7 @@ from raglens.embedding_events import (
 )
 from raglens.errors import ModelLoadError, RaglensError
 from raglens.fingerprint import ModelFingerprint
-from raglens.onnx_model import export_model, export_path, export_wanted, load_exported
+from raglens.onnx_model import export_model, export_path, export_stands_in, export_wanted, load_exported
 from raglens.vector_cache import ModelCache, VectorCache
 
 PROCESS_BATCH_SIZE = 8
@@ -69,9 +69,7 @@ def _load_embedder(
     The export is fp32, so it stands in for the model only at fp32.
     """
     if factory is None:
-        usable = cache_dir is not None and fingerprint is not None and precision == "fp32"
-        if usable and runs_on_cpu(device):
-            assert cache_dir is not None and fingerprint is not None
+        if cache_dir is not None and fingerprint is not None and export_stands_in(precision, device):
             exported = load_exported(Path(cache_dir), fingerprint)
             if exported is not None:
                 return exported

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from raglens.embedding import Embedder, SentenceTransformerEmbedder, normalize_rows
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, normalize_rows, runs_on_cpu
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 from raglens.fingerprint import ModelFingerprint
@@ -231,6 +231,11 @@ class OnnxEmbedder:
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
         return self._counter.reading_extents(texts)
+
+
+def export_stands_in(precision: str, device: str | None) -> bool:
+    """Whether the export may serve a model run at ``precision`` on ``device``: it is fp32, for the CPU."""
+    return precision == "fp32" and runs_on_cpu(device)
 
 
 def export_wanted(embedder: Embedder, fingerprint: ModelFingerprint, target: Path) -> bool:

@@ -27,12 +27,11 @@ from raglens.embedding import (
     SentenceTransformerEmbedder,
     choose_precision,
     embedder_from_factory,
-    runs_on_cpu,
 )
 from raglens.errors import BadInputError
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.index import VectorIndex
-from raglens.onnx_model import export_model, export_path, export_wanted, load_exported
+from raglens.onnx_model import export_model, export_path, export_stands_in, export_wanted, load_exported
 from raglens.pipeline import PipelineStep, WindowsEmbedded, build_index, read_corpus, search_index
 from raglens.search import SearchResult
 from raglens.vector_cache import ModelCache, VectorCache
@@ -94,9 +93,7 @@ def prepare_index(
         embedder: Embedder | None = None
         if factory is not None:
             embedder = embedder_from_factory(factory)
-        elif (
-            cache is not None and fingerprint is not None and precision == "fp32" and runs_on_cpu(args.device)
-        ):
+        elif cache is not None and fingerprint is not None and export_stands_in(precision, args.device):
             embedder = load_exported(cache.path.parent, fingerprint)
         if embedder is None:
             label = args.model or "the bundled all-MiniLM-L6-v2"

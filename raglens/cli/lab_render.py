@@ -67,9 +67,8 @@ def print_prompt(console: Console, prompt: PromptPreview) -> None:
 
 def print_probes(console: Console, results: list[ProbeResult]) -> None:
     """Each probe: its name, its explanation, and any warning."""
-    styles = {"heading": "bold", "text": "", "warning": "yellow"}
-    for kind, line in probe_report_lines(results):
-        console.print(Text(printable(line), style=styles[kind]), soft_wrap=True)
+    for style, line in probe_report_lines(results):
+        console.print(Text(printable(line), style=style), soft_wrap=True)
 
 
 def _share(value: float | None) -> str:

@@ -73,14 +73,15 @@ def describe_lexical(match: LexicalMatch) -> str:
 
 
 def probe_report_lines(results: Sequence[ProbeResult]) -> list[tuple[str, str]]:
-    """Each probe as (style, line) pairs: a numbered heading, its explanation, any warning."""
+    """Each probe as (Rich style, line) pairs: a bold numbered heading, its explanation, any warning
+    in yellow; the CLI and the failure-lab screen print them alike."""
     lines: list[tuple[str, str]] = []
     for position, result in enumerate(results, start=1):
-        lines.append(("heading", f"{position}. {result.name}"))
-        lines.extend(("text", f"   {line}") for line in result.explanation)
+        lines.append(("bold", f"{position}. {result.name}"))
+        lines.extend(("", f"   {line}") for line in result.explanation)
         if result.warning:
-            lines.append(("warning", f"   warning: {result.warning}"))
-        lines.append(("text", ""))
+            lines.append(("yellow", f"   warning: {result.warning}"))
+        lines.append(("", ""))
     return lines
 
 

@@ -261,10 +261,9 @@ class LabActions(App[None]):
     def on_probes_ready(self, message: ProbesReady) -> None:
         from raglens.diagnostics.describe import probe_report_lines
 
-        styles = {"heading": "bold", "text": "", "warning": "yellow"}
         body = Text()
-        for kind, line in probe_report_lines(message.results):
-            body.append(printable(line) + "\n", style=styles[kind])
+        for style, line in probe_report_lines(message.results):
+            body.append(printable(line) + "\n", style=style)
         index = self.index
         over = "" if index is None or index.is_complete else f" (over {index.embedded_count} windows so far)"
         self.push_screen(ReportScreen(f"The failure lab{over}", body))

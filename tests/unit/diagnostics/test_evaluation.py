@@ -112,3 +112,12 @@ def test_unknown_paths_and_symbols_are_listed_with_their_lines() -> None:
     assert "line 3: nope.py is not an indexed file" in message
     assert "line 5: no definition of gamma found in a.py" in message
     assert "line 6" not in message
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 9])
+def test_a_cases_hits_are_its_top_k_with_ties_in_corpus_order(k: int) -> None:
+    row_scores = scores(0.5, 0.9, 0.5, 0.1)
+    result = run(case(["b.md"]), row_scores, k)
+    order = sorted(range(len(WINDOWS)), key=lambda row: (-float(row_scores[row]), row))[:k]
+    assert [hit.citation for hit in result.hits] == [WINDOWS[row].citation for row in order]
+    assert [hit.score for hit in result.hits] == pytest.approx([float(row_scores[row]) for row in order])

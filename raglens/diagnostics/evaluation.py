@@ -14,7 +14,7 @@ import numpy as np
 from raglens.diagnostics.golden import ExpectedRef, GoldenCase
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.errors import BadInputError
-from raglens.search import full_ranks
+from raglens.search import full_ranks, top_k_rows
 from raglens.windows import Window
 
 
@@ -217,7 +217,7 @@ def evaluate_case(
     for ref in case.expect:
         rows = [row for row, window in enumerate(windows) if answers(window, ref, resolved[ref])]
         ref_ranks.append(int(ranks[rows].min()) if rows else None)
-    best = np.argsort(ranks)[:k]
+    best = top_k_rows(scores, k)
     hits = tuple(RankedHit(windows[row].citation, float(scores[row])) for row in best)
     return CaseResult(case, tuple(ref_ranks), float(scores.max()) if scores.size else 0.0, hits, k)
 

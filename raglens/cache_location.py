@@ -16,3 +16,8 @@ def default_cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("raglens"))
+
+
+def cache_dir_named(named: str | None) -> Path:
+    """The folder ``--cache-dir`` names, else the default one."""
+    return Path(named).expanduser() if named else default_cache_dir()

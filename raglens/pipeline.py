@@ -6,17 +6,17 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.display import describe_age
-from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder, embed_in_batches
-from raglens.fingerprint import DEFAULT_PRECISION, ModelFingerprint, fingerprint_model
-from raglens.index import VectorIndex
+from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder
+from raglens.engine import Engines
+from raglens.index import IndexSnapshot, VectorIndex
+from raglens.indexing import IndexBuilder
 from raglens.search import SearchResult, rank
-from raglens.vector_cache import CachedVector, ModelCache, VectorCache
+from raglens.vector_cache import CachedVector, ModelCache
 from raglens.windows import Window, WindowParams, cut_windows
 
 
@@ -109,52 +109,6 @@ def window_texts(corpus: Corpus, windows: Sequence[Window]) -> list[str]:
     return [window.text_in(corpus.file(window.path).text) for window in windows]
 
 
-@dataclass(frozen=True)
-class CacheLookup:
-    """What the cache had for a corpus's windows under one model configuration."""
-
-    entries: list[CachedVector | None]
-    """Each window's cached vector, or None."""
-    fingerprint: ModelFingerprint | None
-    """None when the model's files could not be found to identify it: nothing is cached then."""
-    warnings: list[str]
-
-    @property
-    def found(self) -> int:
-        return sum(entry is not None for entry in self.entries)
-
-    @property
-    def oldest(self) -> float | None:
-        """When the oldest of the found vectors was stored."""
-        return min((entry.stored for entry in self.entries if entry is not None), default=None)
-
-
-def look_up_windows(
-    cache_dir: Path,
-    model: str | None,
-    texts: Sequence[str],
-    *,
-    precision: str = DEFAULT_PRECISION,
-    factory: str | None = None,
-) -> CacheLookup:
-    """Find the cached vectors of ``texts`` for ``model``, without loading the model."""
-    with VectorCache.open(cache_dir) as cache:
-        fingerprint = fingerprint_model(model, precision, factory=factory, hash_large_file=cache.file_sha256)
-        dimension = cache.dimension_of(fingerprint.digest) if fingerprint is not None else None
-        entries: list[CachedVector | None] = [None] * len(texts)
-        if fingerprint is not None and dimension is not None:
-            entries = ModelCache(cache, fingerprint, dimension).lookup(texts)
-        return CacheLookup(entries, fingerprint, list(cache.warnings))
-
-
-def identify_model(
-    cache_dir: Path, model: str | None, precision: str = DEFAULT_PRECISION, factory: str | None = None
-) -> ModelFingerprint | None:
-    """The fingerprint of ``model``, with the cache remembering the hashes of its weights."""
-    with VectorCache.open(cache_dir) as cache:
-        return fingerprint_model(model, precision, factory=factory, hash_large_file=cache.file_sha256)
-
-
 def fill_from_cache(index: VectorIndex, entries: Sequence[CachedVector | None]) -> list[int]:
     """Fill every row with a cached vector of the index's dimension; the rows still to embed, in order."""
     usable = [
@@ -172,44 +126,36 @@ def fill_from_cache(index: VectorIndex, entries: Sequence[CachedVector | None]) 
 def build_index(
     corpus: Corpus,
     params: WindowParams,
-    embedder: Embedder,
+    engines: Engines,
     *,
     cache: ModelCache | None = None,
     on_step: OnStep = _ignore_step,
-    should_stop: Callable[[], bool] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> VectorIndex:
     """Cut ``corpus`` into windows and give each a vector: from ``cache`` if it has it, else embedded.
 
-    Each embedded batch is stored in the cache as it is made, so an interrupted run keeps its work.
+    Each embedded batch is stored in the cache as it is made, so an interrupted run keeps its work;
+    with every window cached, no model is opened for the windows at all.
     """
     windows = cut_corpus(corpus, params)
     on_step(WindowsCut(len(windows), params))
-    index = VectorIndex(windows, embedder.dimension)
     texts = window_texts(corpus, windows)
-    missing = list(range(len(windows)))
+    entries: list[CachedVector | None] = cache.lookup(texts) if cache is not None else [None] * len(texts)
+    missing = [row for row, entry in enumerate(entries) if entry is None]
     if cache is not None:
-        missing = fill_from_cache(index, cache.lookup(texts))
         on_step(VectorsFromCache(len(windows) - len(missing), len(windows)))
-    missing_texts = [texts[row] for row in missing]
-    done = 0
-    for batch in embed_in_batches(embedder, missing_texts, batch_size=batch_size, should_stop=should_stop):
-        batch_texts = missing_texts[done : done + len(batch)]
-        extents = embedder.reading_extents(batch_texts)
-        index.fill(missing[done : done + len(batch)], batch, extents)
-        if cache is not None:
-            cache.store(batch_texts, batch, extents)
-        done += len(batch)
-        on_step(WindowsEmbedded(done, len(missing), embedder.name))
+    engine = engines.for_windows(len(missing)) if missing else engines.for_queries()
+    index = VectorIndex(windows, engine.dimension)
+    missing = fill_from_cache(index, entries)
+    builder = IndexBuilder(texts, missing, engines.for_windows, cache=cache, batch_size=batch_size)
+    while (batch := builder.next_batch()) is not None:
+        index.fill(batch.rows, batch.vectors, batch.extents)
+        assert builder.embedder is not None
+        on_step(WindowsEmbedded(len(missing) - builder.pending_count, len(missing), builder.embedder.name))
     on_step(IndexReady(index.window_count, index.dimension))
     return index
 
 
-def search_index(index: VectorIndex, embedder: Embedder, query: str, k: int) -> SearchResult:
+def search_index(index: IndexSnapshot, embedder: Embedder, query: str, k: int) -> SearchResult:
     """Embed ``query`` and rank the index against it."""
     return rank(index, embedder.encode_query(query), k)
-
-
-def window_counts(corpus: Corpus, params: WindowParams) -> dict[str, int]:
-    """How many windows each file of ``corpus`` is cut into."""
-    return {source.path: len(cut_windows(source.path, source.text, params)) for source in corpus.files}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from raglens.errors import BadInputError
-from raglens.index import VectorIndex
+from raglens.index import IndexSnapshot
 from raglens.windows import Window
 
 
@@ -62,8 +62,8 @@ def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
     return rows
 
 
-def rank(index: VectorIndex, query_vector: np.ndarray, k: int) -> SearchResult:
-    """The ``k`` windows nearest to ``query_vector`` among those embedded so far.
+def rank(index: IndexSnapshot, query_vector: np.ndarray, k: int) -> SearchResult:
+    """The ``k`` windows nearest to ``query_vector`` among those embedded when ``index`` was taken.
 
     Rows and query are unit vectors, so the dot product is the cosine; k hits come back
     whenever k windows are embedded, however far away they are.

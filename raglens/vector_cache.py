@@ -401,14 +401,26 @@ class ModelCache:
 
     cache: VectorCache
     fingerprint: ModelFingerprint
-    dimension: int
+    dimension: int | None
+    """The model's vector length; None when nothing was stored yet (then the cache is asked again)."""
+
+    @classmethod
+    def of(cls, cache: VectorCache, fingerprint: ModelFingerprint) -> ModelCache:
+        """The cache for ``fingerprint``, with the dimension of its stored vectors (no model needed)."""
+        return cls(cache, fingerprint, cache.dimension_of(fingerprint.digest))
 
     def lookup(self, texts: Sequence[str]) -> list[CachedVector | None]:
         """The cached vector of each text, or None where there is none."""
+        dimension = self.dimension
+        if dimension is None:  # nothing was stored when this was made; another batch may have been since
+            dimension = self.cache.dimension_of(self.fingerprint.digest)
+        if dimension is None:
+            return [None] * len(texts)
         keys = keys_of(texts)
-        found = self.cache.lookup(self.fingerprint.digest, self.dimension, keys)
+        found = self.cache.lookup(self.fingerprint.digest, dimension, keys)
         return [found.get(key) for key in keys]
 
     def store(self, texts: Sequence[str], vectors: np.ndarray, extents: Sequence[ReadingExtent]) -> None:
         """Remember the vectors of ``texts`` (one transaction)."""
-        self.cache.store(self.fingerprint, self.dimension, keys_of(texts), vectors, extents)
+        dimension = self.dimension if self.dimension is not None else int(vectors.shape[1])
+        self.cache.store(self.fingerprint, dimension, keys_of(texts), vectors, extents)

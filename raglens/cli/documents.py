@@ -7,7 +7,8 @@ from typing import Any
 
 from raglens.corpus import Corpus
 from raglens.diagnostics.coverage import CorpusCoverage, FileCoverage
-from raglens.embedding import Embedder
+from raglens.embedding_events import EngineInfo
+from raglens.precision import is_exact
 from raglens.printable import json_safe
 from raglens.search import SearchResult
 from raglens.windows import Window, WindowParams
@@ -29,13 +30,17 @@ def parameters_document(params: WindowParams, max_file_bytes: int) -> dict[str, 
     }
 
 
-def model_document(embedder: Embedder) -> dict[str, Any]:
+def model_document(engine: EngineInfo) -> dict[str, Any]:
+    """The model, its precision (``exact``: fp32, the model's own ranking) and the engines that ran."""
     return {
-        "name": embedder.name,
-        "dimension": embedder.dimension,
-        "max_seq_length": embedder.max_seq_length,
-        "device": getattr(embedder, "device", None),
-        "precision": getattr(embedder, "precision", "fp32"),
+        "name": engine.name,
+        "dimension": engine.dimension,
+        "max_seq_length": engine.max_seq_length,
+        "device": engine.device,
+        "precision": engine.precision,
+        "exact": is_exact(engine.precision),
+        "engine": engine.engine,
+        "window_engine": engine.window_engine,
     }
 
 
@@ -58,7 +63,7 @@ def search_document(
     corpus: Corpus,
     params: WindowParams,
     max_file_bytes: int,
-    embedder: Embedder,
+    engine: EngineInfo,
     result: SearchResult,
 ) -> dict[str, Any]:
     """Everything ``raglens search --json`` reports about one query."""
@@ -76,7 +81,7 @@ def search_document(
         "query": query,
         "k": k,
         "parameters": parameters_document(params, max_file_bytes),
-        "model": model_document(embedder),
+        "model": model_document(engine),
         "corpus": {
             "root": str(corpus.root),
             "listing": corpus.listing,

@@ -15,7 +15,7 @@ from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, paramete
 from raglens.cli.lab_documents import eval_document
 from raglens.cli.lab_render import print_eval
 from raglens.cli.narration import Narrator
-from raglens.cli.searching import prepare_index, stdout_kept_for_data
+from raglens.cli.searching import engine_header, prepare_index, stdout_kept_for_data
 from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import read_golden
 from raglens.errors import BadInputError
@@ -46,7 +46,7 @@ def run_eval(args: argparse.Namespace, params: WindowParams, stderr: Console) ->
         "corpus": str(prepared.corpus.root),
         "golden": str(Path(args.golden).resolve()),
         "parameters": parameters_document(params, args.max_file_bytes),
-        "model": model_document(embedder),
+        "model": model_document(prepared.engine),
         "window_count": index.window_count,
         **eval_document(report),
     }
@@ -56,7 +56,9 @@ def run_eval(args: argparse.Namespace, params: WindowParams, stderr: Console) ->
     if json_mode:
         print(dump(document))
     else:
-        print_eval(Console(highlight=False), report)
+        console = Console(highlight=False)
+        console.print(engine_header(prepared.engine), markup=False, style="dim")
+        print_eval(console, report)
     return 0
 
 

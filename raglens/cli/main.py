@@ -8,12 +8,11 @@ import sys
 import threading
 from collections.abc import Sequence
 from enum import IntEnum
-from pathlib import Path
 
 from rich.console import Console
 
 from raglens import __version__
-from raglens.cache_location import CACHE_DIR_ENV, default_cache_dir
+from raglens.cache_location import CACHE_DIR_ENV, cache_dir_named
 from raglens.corpus import DEFAULT_MAX_FILE_BYTES, Corpus, CorpusOptions, require_indexable, scan_corpus
 from raglens.errors import BadInputError, RaglensError
 from raglens.windows import Unit, WindowParams
@@ -101,9 +100,10 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps… (default: cuda if available)")
     parser.add_argument(
         "--precision",
-        choices=["auto", "fp32", "bf16"],
-        default="auto",
-        help="the model's weights: auto is bf16 where the CPU computes it natively, else fp32",
+        choices=["fp32", "bf16"],
+        default=None,
+        help="the model's weights: fp32 (the default) gives the model's exact ranking; bf16 is faster "
+        "on CPUs with native bf16 and approximate (labelled so wherever a score is shown)",
     )
     parser.add_argument(
         "--allow-download",
@@ -219,11 +219,6 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     return parser
 
 
-def cache_dir(args: argparse.Namespace) -> Path:
-    """The cache folder ``--cache-dir`` names, else the default one."""
-    return Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
-
-
 def _window_params(args: argparse.Namespace) -> WindowParams:
     return WindowParams.for_unit(args.unit, args.size, args.overlap)
 
@@ -264,7 +259,7 @@ def _dispatch(command: str | None, args: argparse.Namespace, stderr: Console) ->
     if command == "cache":
         from raglens.cli.caching import run_cache
 
-        return run_cache(args, cache_dir(args))
+        return run_cache(args, cache_dir_named(args.cache_dir))
     if command == "search":
         from raglens.cli.searching import run_search
 
@@ -307,7 +302,7 @@ def _run_app(args: argparse.Namespace) -> int:
         offline=not args.allow_download,
         max_file_bytes=args.max_file_bytes,
         log_path=str(log_path),
-        cache_dir=None if args.no_cache else str(cache_dir(args)),
+        cache_dir=None if args.no_cache else str(cache_dir_named(args.cache_dir)),
         precision=args.precision,
         golden_path=args.golden,
         error_log_path=str(log_folder / "raglens.log"),

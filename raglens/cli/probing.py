@@ -10,7 +10,7 @@ from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, paramete
 from raglens.cli.lab_documents import probe_document
 from raglens.cli.lab_render import print_probes
 from raglens.cli.narration import Narrator
-from raglens.cli.searching import prepare_index, stdout_kept_for_data
+from raglens.cli.searching import engine_header, prepare_index, stdout_kept_for_data
 from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
 from raglens.errors import BadInputError
 from raglens.search import SearchResult, rank
@@ -25,7 +25,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
     json_mode = bool(args.json)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
         prepared = prepare_index(args, params, narrator, stderr)
-        embedder, index = prepared.embedder, prepared.index
+        embedder, index, engine = prepared.embedder, prepared.index, prepared.engine
 
         def ranked(query: str, k: int) -> SearchResult:
             return rank(index, embedder.encode_query(query), k)
@@ -33,7 +33,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
         narrator.say("running the probes")
         texts = prepared.corpus.texts()
         plan = plan_probes(texts, index.windows)
-        context = ProbeContext(texts, index.windows, ranked, args.k, embedder.name, plan)
+        context = ProbeContext(texts, index.windows, ranked, args.k, engine.name, plan)
         results = run_probes(context, args.probes)
     if json_mode:
         print(
@@ -42,12 +42,14 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
                     "schema": SCHEMA_VERSION,
                     "k": args.k,
                     "parameters": parameters_document(params, args.max_file_bytes),
-                    "model": model_document(embedder),
+                    "model": model_document(engine),
                     "window_count": index.window_count,
                     "probes": [probe_document(result) for result in results],
                 }
             )
         )
     else:
-        print_probes(Console(highlight=False), results)
+        console = Console(highlight=False)
+        console.print(engine_header(engine), markup=False, style="dim")
+        print_probes(console, results)
     return 0

@@ -12,20 +12,20 @@ from raglens.diagnostics.coverage import CorpusCoverage
 from raglens.diagnostics.describe import describe_coverage, describe_lexical
 from raglens.diagnostics.query_report import QueryDiagnostics
 from raglens.display import excerpt, similarity_bar
-from raglens.embedding import Embedder
+from raglens.embedding_events import EngineInfo
 from raglens.printable import printable
 from raglens.search import SearchResult
 from raglens.windows import WindowParams
 
 
 def search_header(
-    query: str, k: int, params: WindowParams, embedder: Embedder, result: SearchResult, file_count: int
+    query: str, k: int, params: WindowParams, engine: EngineInfo, result: SearchResult, file_count: int
 ) -> Text:
     header = Text()
     header.append("query ", style="dim")
     header.append(printable(query), style="bold")
     header.append(
-        f"\n{embedder.name} · k={k} · {params.describe()} · "
+        f"\n{engine.describe()} · k={k} · {params.describe()} · "
         f"ranked {result.ranked_count:,} of {result.window_count:,} windows in {file_count:,} files",
         style="dim",
     )
@@ -68,13 +68,13 @@ def print_search(
     query: str,
     k: int,
     params: WindowParams,
-    embedder: Embedder,
+    engine: EngineInfo,
     corpus: Corpus,
     result: SearchResult,
     max_lines: int,
     diagnostics: QueryDiagnostics | None = None,
 ) -> None:
-    console.print(search_header(query, k, params, embedder, result, len(corpus.files)))
+    console.print(search_header(query, k, params, engine, result, len(corpus.files)))
     console.print()
     console.print(hits_renderable(result, corpus, max_lines, diagnostics))
     if diagnostics is not None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from rich.console import Console
 
+from raglens.cache_location import cache_dir_named
 from raglens.cli.documents import dump, search_document
 from raglens.cli.lab_documents import diagnostics_document, prompt_document
 from raglens.cli.lab_render import print_prompt
-from raglens.cli.main import cache_dir
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
 from raglens.corpus import Corpus, CorpusOptions
@@ -22,17 +22,14 @@ from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
-from raglens.embedding import (
-    Embedder,
-    SentenceTransformerEmbedder,
-    choose_precision,
-    embedder_from_factory,
-)
+from raglens.embedding import Embedder, runs_on_cpu
+from raglens.embedding_events import EngineInfo, ModelChoice
+from raglens.engine import Engines
 from raglens.errors import BadInputError
-from raglens.fingerprint import ModelFingerprint, fingerprint_model
-from raglens.index import VectorIndex
-from raglens.onnx_model import export_model, export_path, export_stands_in, export_wanted, load_exported
+from raglens.fingerprint import fingerprint_model
+from raglens.index import IndexSnapshot
 from raglens.pipeline import PipelineStep, WindowsEmbedded, build_index, read_corpus, search_index
+from raglens.precision import choose_precision, precision_note, read_cpu_features
 from raglens.search import SearchResult
 from raglens.vector_cache import ModelCache, VectorCache
 from raglens.windows import WindowParams
@@ -54,97 +51,90 @@ class CacheUse:
 
     folder: Path | None
     """None when the cache was off (``--no-cache``) or the model's files could not be identified."""
-    fingerprint: ModelFingerprint | None
     from_cache: int
     embedded: int
 
 
 @dataclass(frozen=True)
 class PreparedIndex:
-    """A corpus read, its windows embedded (or taken from the cache), and the model to ask."""
+    """A corpus read, its windows embedded (or taken from the cache), and the engines to ask."""
 
     corpus: Corpus
-    embedder: Embedder
-    index: VectorIndex
+    engines: Engines
+    engine: EngineInfo
+    """What computed the vectors: named in every header, status line and JSON document."""
+    index: IndexSnapshot
     cache_use: CacheUse
+
+    @property
+    def embedder(self) -> Embedder:
+        """The engine queries go through: the ONNX export when there is one (no torch)."""
+        return self.engines.for_queries()
+
+
+def model_choice(args: argparse.Namespace) -> ModelChoice:
+    """The model the arguments ask for; fp32, the model's exact ranking, unless bf16 is asked for."""
+    return ModelChoice(
+        args.model,
+        args.device,
+        choose_precision(args.precision),
+        offline=not args.allow_download,
+        factory=args.embedder_factory,
+    )
 
 
 def prepare_index(
     args: argparse.Namespace, params: WindowParams, narrator: Narrator, stderr: Console
 ) -> PreparedIndex:
-    """Read the corpus, load the fastest exact engine for the model, and fill the index."""
+    """Read the corpus, open the engines the model needs (none for cached windows), and fill the index."""
     if args.k <= 0:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
+    choice = model_choice(args)
+    note = precision_note(choice.precision, runs_on_cpu(choice.device), read_cpu_features())
+    if note is not None:
+        stderr.print(f"raglens: note: {note}", markup=False)
     corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
     with contextlib.ExitStack() as stack:
-        cache = None if args.no_cache else stack.enter_context(VectorCache.open(cache_dir(args)))
+        cache = (
+            None if args.no_cache else stack.enter_context(VectorCache.open(cache_dir_named(args.cache_dir)))
+        )
         if cache is not None and not cache.is_usable:
             _print_warnings(cache, stderr)  # the search goes on without it, and says so now
             cache = None
-        precision = choose_precision(args.precision, args.device)
-        factory = args.embedder_factory
         fingerprint = None
         if cache is not None:
             fingerprint = fingerprint_model(
-                args.model, precision, factory=factory, hash_large_file=cache.file_sha256
+                args.model, choice.precision, factory=choice.factory, hash_large_file=cache.file_sha256
             )
             if fingerprint is None:
                 narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
-        embedder: Embedder | None = None
-        if factory is not None:
-            embedder = embedder_from_factory(factory)
-        elif cache is not None and fingerprint is not None and export_stands_in(precision, args.device):
-            embedder = load_exported(cache.path.parent, fingerprint)
-        if embedder is None:
-            label = args.model or "the bundled all-MiniLM-L6-v2"
-            narrator.say(f"loading {label} (importing sentence-transformers takes a few seconds)")
-            embedder = load_model(args, precision)
-        device = getattr(embedder, "device", "cpu")
-        narrator.say(
-            f"model {embedder.name} on {device} ({precision}): {embedder.dimension} dimensions, "
-            f"reads at most {embedder.max_seq_length or 'all'} tokens"
+        model_cache = (
+            ModelCache.of(cache, fingerprint) if cache is not None and fingerprint is not None else None
         )
-        model_cache = None
-        if cache is not None and fingerprint is not None:
-            model_cache = ModelCache(cache, fingerprint, embedder.dimension)
+        folder = cache.path.parent if model_cache is not None and cache is not None else None
+        engines = Engines(choice, fingerprint, folder, on_note=narrator.say)
         counted = _CountingNarrator(narrator)
-        index = build_index(corpus, params, embedder, cache=model_cache, on_step=counted)
+        index = build_index(corpus, params, engines, cache=model_cache, on_step=counted)
+        engine = engines.info()
+        narrator.say(
+            f"model {engine.describe()}: {engine.dimension} dimensions, "
+            f"reads at most {engine.max_seq_length or 'all'} tokens"
+        )
         if cache is not None:
             _print_warnings(cache, stderr)
-        folder = cache.path.parent if model_cache is not None and cache is not None else None
-        kept = fingerprint if folder is not None else None
-        use = CacheUse(folder, kept, index.window_count - counted.embedded, counted.embedded)
-    return PreparedIndex(corpus, embedder, index, use)
+        use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
+    return PreparedIndex(corpus, engines, engine, index.snapshot(), use)
+
+
+def engine_header(engine: EngineInfo) -> str:
+    """The line that heads a command's human output: model, precision and engine."""
+    return f"model {engine.describe()}"
 
 
 def _print_warnings(cache: VectorCache, stderr: Console) -> None:
     for warning in cache.warnings:
         stderr.print(f"raglens: warning: {warning}", markup=False)
     cache.warnings.clear()
-
-
-def load_model(args: argparse.Namespace, precision: str) -> SentenceTransformerEmbedder:
-    """The model through sentence-transformers, as the arguments ask (seconds: it imports torch)."""
-    offline = not args.allow_download
-    return SentenceTransformerEmbedder(args.model, args.device, offline=offline, precision=precision)
-
-
-def _export_for_next_time(use: CacheUse, embedder: Embedder, narrator: Narrator, stderr: Console) -> None:
-    """Export the model to ONNX into the cache once, so later searches need no torch at all."""
-    fingerprint = use.fingerprint
-    if use.folder is None or fingerprint is None:
-        return
-    target = export_path(use.folder, fingerprint)
-    if not export_wanted(embedder, fingerprint, target):
-        return
-    narrator.say("exporting the model to ONNX once, so that later searches need not import torch")
-    try:
-        export_model(fingerprint, target)
-    except Exception as error:  # any failure only costs the fast path; the search itself succeeded
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        stderr.print(f"raglens: note: no ONNX export of {fingerprint.name}: {reason}", markup=False)
-        return
-    narrator.say(f"exported to {target}")
 
 
 class _CountingNarrator:
@@ -176,7 +166,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         texts = corpus.texts()
         diagnostics = diagnose_query(args.query, result, args.k, texts, index.windows, noise)
         prompt = prompt_preview(args, args.query, result, texts) if args.prompt else None
-        _export_for_next_time(cache_use, embedder, narrator, stderr)
+        prepared.engines.export_if_wanted()
     if json_mode:
         document = search_document(
             query=args.query,
@@ -184,7 +174,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             corpus=corpus,
             params=params,
             max_file_bytes=args.max_file_bytes,
-            embedder=embedder,
+            engine=prepared.engine,
             result=result,
         )
         document["cache"] = {
@@ -206,7 +196,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             query=args.query,
             k=args.k,
             params=params,
-            embedder=embedder,
+            engine=prepared.engine,
             corpus=corpus,
             result=result,
             max_lines=args.max_lines,

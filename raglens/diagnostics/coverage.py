@@ -11,8 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from raglens.embedding import DEFAULT_MODEL_NAME
-from raglens.embedding_events import ReadingExtent
+from raglens.embedding_events import DEFAULT_MODEL_NAME, ReadingExtent
 from raglens.fingerprint import max_seq_length_of, model_folder
 from raglens.tokens import TokenCounter
 from raglens.windows import Window

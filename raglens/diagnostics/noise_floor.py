@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
-from raglens.index import VectorIndex
+from raglens.index import IndexSnapshot
 from raglens.search import rank
 
 __all__ = ["CONTROL_QUESTIONS", "ControlScore", "NoiseFloor", "measure_noise_floor"]
@@ -48,7 +48,7 @@ class NoiseFloor:
 
 
 def measure_noise_floor(
-    index: VectorIndex,
+    index: IndexSnapshot,
     embed_query: Callable[[str], np.ndarray],
     questions: Sequence[str] = CONTROL_QUESTIONS,
 ) -> NoiseFloor | None:

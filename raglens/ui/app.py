@@ -22,28 +22,28 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
-from raglens.embedding_events import (
-    CacheTrouble,
-    ModelFailed,
-    ModelReady,
-    ProcessEnded,
-    QueryEmbedded,
-    RequestCancelled,
-    VectorsEmbedded,
-    WindowsDone,
-)
+from raglens.embedding_events import ModelChoice, ModelReady, ProcessEnded
+from raglens.embedding_process import EmbeddingProcess
 from raglens.errors import RaglensError
+from raglens.precision import choose_precision, precision_note, read_cpu_features
 from raglens.printable import printable
 from raglens.ui.error_log import write_error_log
+from raglens.ui.futures import result_unless_cancelled
 from raglens.ui.highlight import warm_up
-from raglens.ui.index_feed import IndexFeed
 from raglens.ui.lab_actions import LabActions
 from raglens.ui.messages import (
+    CacheLooked,
+    CacheTroubled,
+    ControlsEmbedded,
     CorpusFailed,
     CorpusLoaded,
-    EmbedderReported,
-    EmbedderStarted,
+    EmbedderEnded,
+    EngineFailed,
+    EngineReady,
     RankingReady,
+    VectorsArrived,
+    WindowSetDone,
+    message_for,
 )
 from raglens.ui.navigation import NARROW_BELOW, Navigation
 from raglens.ui.screens.help import HelpScreen
@@ -58,14 +58,14 @@ from raglens.windows import Window, WindowParams
 if TYPE_CHECKING:
     # numpy and the modules built on it load in the workers, off the UI thread: importing them
     # here would hold back the first frame by ~0.1 s (see benchmarks/app_responsiveness.py).
+    from concurrent.futures import Future
+
     import numpy as np
 
     from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.diagnostics.symbols import Definition
-    from raglens.embedding_process import EmbeddingProcess
-    from raglens.index import VectorIndex
-    from raglens.pipeline import CacheLookup
+    from raglens.index import IndexSnapshot, VectorIndex
     from raglens.search import SearchResult
 
 TERMINATED_EXIT_CODE = 143
@@ -94,13 +94,20 @@ class AppConfig:
     cache_dir: str | None = None
     """The vector cache's folder; None runs without a cache."""
     precision: str | None = None
-    """``fp32``, ``bf16``, or None/``auto`` for bf16 only where the CPU computes it natively."""
+    """``fp32`` (also for None: the model's exact ranking) or ``bf16`` (approximate, labelled so)."""
     show_rates: bool = True
     """Show windows per second, the ETA and the progress bar; snapshot tests turn them off."""
     error_log_path: str | None = None
     """Where a worker's traceback is appended when it fails; None keeps it to the notification."""
     golden_path: str | None = None
     """The golden JSONL file ``g`` appends cases to; None: one per corpus in the user data folder."""
+
+    @property
+    def choice(self) -> ModelChoice:
+        """The model to run and how, as the embedding process takes it."""
+        return ModelChoice(
+            self.model, self.device, choose_precision(self.precision), self.offline, self.embedder_factory
+        )
 
 
 class RaglensApp(Navigation, LabActions):
@@ -152,8 +159,8 @@ class RaglensApp(Navigation, LabActions):
         """The query whose hits are on screen (``last_result``'s, once its hits are drawn)."""
         self._pending_windows: CorpusLoaded | None = None
         self._query_text = config.query
-        self._query_request: int | None = None
-        self._query_vector: np.ndarray | None = None
+        self._query_vector: Future[np.ndarray] | None = None
+        """The vector of ``_query_text`` as the embedding process will give it (or has given it)."""
         self._debounce: Timer | None = None
         self._rerank_timer: Timer | None = None
         self._embed_started: float | None = None
@@ -164,12 +171,12 @@ class RaglensApp(Navigation, LabActions):
         self._file_rows: dict[str, range] = {}
         """The rows of each file's windows: contiguous, since windows are cut file by file."""
         self._process: EmbeddingProcess | None = None
-        self._feed: IndexFeed | None = None
-        """What fills the current index: the cache, then the embedding process's requests."""
+        self._generation = 0
+        """Which window set the index belongs to; vectors of an older set are dropped on arrival."""
+        self._from_cache = 0
+        """How many rows of the current index came from the vector cache."""
         self._signals: list[int] = []
         """The signals whose handlers this app installed, removed again when it closes."""
-        self._control_requests: dict[int, str] = {}
-        """Query requests of the control questions still unanswered, by request id."""
         self._controls: dict[str, np.ndarray] = {}
         """The vectors of the off-topic control questions, whose best scores make the noise band."""
 
@@ -191,6 +198,10 @@ class RaglensApp(Navigation, LabActions):
     def on_mount(self) -> None:
         self._narrate(f"reading {self.config.path}")
         self._handle_termination()
+        # Started before the first frame: the process imports and opens its engine while Textual paints.
+        self._process = EmbeddingProcess(
+            self.config.choice, cache_dir=self.config.cache_dir, log_path=self.config.log_path
+        )
         self._refresh_status()
         self.query_one("#query", Input).focus()
         # The workers' imports compete with the first paint for the GIL: start them once it is on screen.
@@ -215,8 +226,9 @@ class RaglensApp(Navigation, LabActions):
     def _start_background_work(self) -> None:
         self._settle_heap()
         self.read_corpus(self.params)
-        self._narrate(f"loading {self._model_label()} in a separate process")
-        self.run_embedder()
+        self._narrate(f"loading {self.config.choice.label} in a separate process")
+        if self._process is not None:
+            self.relay_events(self._process)
 
     def _settle_heap(self) -> None:
         """Exempt the objects alive now (Textual's, the corpus's) from the cyclic garbage collector.
@@ -240,9 +252,7 @@ class RaglensApp(Navigation, LabActions):
 
     @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
     def read_corpus(self, params: WindowParams) -> None:
-        # These import numpy and sqlite3: here, off the UI thread.
-        from raglens.embedding import choose_precision
-        from raglens.pipeline import cut_corpus, look_up_windows, window_texts
+        from raglens.pipeline import cut_corpus, window_texts  # numpy: here, off the UI thread
 
         try:
             corpus = load_corpus(self.config.path, CorpusOptions(max_file_bytes=self.config.max_file_bytes))
@@ -250,17 +260,7 @@ class RaglensApp(Navigation, LabActions):
             self.post_message(CorpusFailed(error))
             return
         windows = cut_corpus(corpus, params)
-        texts = window_texts(corpus, windows)
-        lookup = None
-        if self.config.cache_dir is not None:
-            cache_dir, model, factory = (
-                Path(self.config.cache_dir),
-                self.config.model,
-                self.config.embedder_factory,
-            )
-            precision = choose_precision(self.config.precision, self.config.device)
-            lookup = look_up_windows(cache_dir, model, texts, precision=precision, factory=factory)
-        self.post_message(CorpusLoaded(corpus, params, windows, texts, lookup))
+        self.post_message(CorpusLoaded(corpus, params, windows, window_texts(corpus, windows)))
 
     @work(thread=True, exclusive=True, group="highlight", exit_on_error=False, description="syntax colours")
     def warm_up_highlighting(self, paths: list[str]) -> None:
@@ -268,54 +268,42 @@ class RaglensApp(Navigation, LabActions):
         warm_up(paths)
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
-    def run_embedder(self) -> None:
-        """Start the embedding process, then relay its events until it ends."""
-        from raglens.embedding import choose_precision
-        from raglens.embedding_process import EmbeddingProcess  # imports numpy: off the UI thread
-        from raglens.pipeline import identify_model
-
-        cache_dir = self.config.cache_dir
-        precision = choose_precision(self.config.precision, self.config.device)
-        fingerprint = None
-        if cache_dir is not None:
-            factory = self.config.embedder_factory
-            fingerprint = identify_model(Path(cache_dir), self.config.model, precision, factory)
-        process = EmbeddingProcess(
-            self.config.model,
-            self.config.device,
-            offline=self.config.offline,
-            factory=self.config.embedder_factory,
-            log_path=self.config.log_path,
-            cache_dir=cache_dir if fingerprint is not None else None,
-            fingerprint=fingerprint,
-            precision=precision,
-        )
-        self.post_message(EmbedderStarted(process))
+    def relay_events(self, process: EmbeddingProcess) -> None:
+        """Post each event of the embedding process as its own message, until the process ends."""
         worker = get_current_worker()
         while not worker.is_cancelled:
             event = process.next_event(timeout=0.1)
-            if event is None:
-                continue
-            self.post_message(EmbedderReported(event))
+            if event is not None:
+                self.post_message(message_for(event))
             if isinstance(event, ProcessEnded):
                 return
 
     @work(thread=True, exclusive=True, group="rank", exit_on_error=False, description="ranking")
     def rank_query(
         self,
-        index: VectorIndex,
+        index: IndexSnapshot,
         corpus: Corpus,
         query: str,
-        vector: np.ndarray,
+        vector: Future[np.ndarray],
         k: int,
         controls: dict[str, np.ndarray],
         pinned: dict[ExpectedRef, tuple[Definition, ...]],
     ) -> None:
         from raglens.ui.ranking import rank_for_display  # numpy and Pygments: loaded in workers only
 
-        shown = rank_for_display(index, corpus, query, vector, k, controls, pinned)
+        query_vector = result_unless_cancelled(vector)
+        if query_vector is None:
+            return
+        shown = rank_for_display(index, corpus, query, query_vector, k, controls, pinned)
         if not get_current_worker().is_cancelled:
             self.post_message(RankingReady(query, shown.result, shown.excerpts, shown.diagnostics))
+
+    @work(thread=True, exclusive=True, group="controls", exit_on_error=False, description="noise floor")
+    def embed_controls(self, vectors: dict[str, Future[np.ndarray]]) -> None:
+        """Wait for the control questions' vectors, which make the noise band behind every query."""
+        answered = {question: result_unless_cancelled(vector) for question, vector in vectors.items()}
+        if all(vector is not None for vector in answered.values()):
+            self.post_message(ControlsEmbedded({q: v for q, v in answered.items() if v is not None}))
 
     # Handlers own the state.
 
@@ -346,42 +334,32 @@ class RaglensApp(Navigation, LabActions):
         elif message.corpus.files:
             self.show_file(message.corpus.files[0].path, 0)
 
-    def on_embedder_started(self, message: EmbedderStarted) -> None:
-        if not self.is_running:
-            message.process.close(timeout=2)  # the app closed while the process was starting
-            return
-        self._process = message.process
-
     def on_corpus_failed(self, message: CorpusFailed) -> None:
         self._narrate(f"error: {message.error}")
         self.notify(str(message.error), title="cannot index", severity="error", timeout=30, markup=False)
         self.query_one(WindowView).show_message("nothing to show", str(message.error))
 
     def _start_embedding(self) -> None:
-        """Once both the windows and the model are known, build the index and stream its vectors."""
+        """Once both the windows and the model are known, build the index and ask for its vectors.
+
+        The texts go to the process once; it answers from the cache, then embeds the rest, the file
+        in view first.
+        """
         pending = self._pending_windows
         if pending is None or self.model is None or self._process is None:
             return
         from raglens.index import VectorIndex  # loaded by the workers by now; a lookup here
 
         self._pending_windows = None
+        self._generation += 1
+        self._from_cache = 0
         index = self.index = VectorIndex(pending.windows, self.model.dimension)
-        if self._feed is not None:
-            self._feed.cancel()
-        feed = self._feed = IndexFeed(index, pending.texts, self._file_rows, self._process)
-        missing = feed.fill_from_cache(pending.lookup)
-        if pending.lookup is not None:
-            self._narrate_cache(pending.lookup, feed.from_cache, index.window_count)
+        first = self._file_rows.get(self._shown[0], range(0)) if self._shown is not None else range(0)
+        self._process.index_windows(self._generation, pending.texts, first)
         self._embed_started = time.monotonic()
-        feed.request(missing, first=self._shown[0] if self._shown is not None else None)
         progress = self.query_one("#progress", ProgressBar)
         progress.update(total=max(len(pending.windows), 1), progress=index.embedded_count)
-        if index.is_complete:
-            self._narrate(f"index ready: {index.window_count} vector(s), none embedded")
-            self._narrate_coverage(index)
         self._refresh_status()
-        if self._query_text.strip():
-            self._submit_query()
 
     def _narrate_coverage(self, index: VectorIndex) -> None:
         """Say in the log how much of the corpus the model never reads, once every extent is known."""
@@ -396,49 +374,68 @@ class RaglensApp(Navigation, LabActions):
         limit = self.model.max_seq_length if self.model is not None else None
         self._narrate(describe_coverage(corpus_coverage(lengths, index.windows, known, limit)))
 
-    def _narrate_cache(self, lookup: CacheLookup, found: int, total: int) -> None:
+    def on_engine_ready(self, message: EngineReady) -> None:
+        ready = message.ready
+        self.model = ready
+        self._narrate(
+            f"model {ready.describe()}: {ready.dimension} dimensions, "
+            f"reads at most {ready.max_seq_length or 'all'} tokens"
+        )
+        note = precision_note(ready.precision, ready.device == "cpu", read_cpu_features())
+        if note is not None:
+            self._narrate(note)
+            self.notify(note, title="approximate scores", severity="warning", timeout=20, markup=False)
+        self._start_embedding()
+        self._ask_control_questions()
+        self._refresh_status()
+        if self._query_text.strip():
+            self._submit_query()
+
+    def on_cache_looked(self, message: CacheLooked) -> None:
         from raglens.pipeline import VectorsFromCache  # loaded by the corpus worker already
 
-        for warning in lookup.warnings:
-            self._warn_about_cache(warning)
-        self._narrate(VectorsFromCache(found, total, lookup.oldest).describe())
+        event = message.event
+        if event.generation != self._generation:
+            return
+        self._from_cache = event.found
+        self._narrate(VectorsFromCache(event.found, event.total, event.oldest).describe())
 
-    def _warn_about_cache(self, warning: str) -> None:
+    def on_vectors_arrived(self, message: VectorsArrived) -> None:
+        event, index = message.event, self.index
+        if index is None or event.generation != self._generation:
+            return  # vectors of an older window set
+        index.fill(event.rows, event.vectors, event.extents)
+        self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
+        self._refresh_status()
+        path, current = self._shown or ("", None)
+        if current is not None and not set(event.rows).isdisjoint(self._file_rows[path]):
+            self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
+        self._rerank(now=index.is_complete)
+
+    def on_window_set_done(self, message: WindowSetDone) -> None:
+        index = self.index
+        if index is None or message.event.generation != self._generation:
+            return
+        embedded = index.window_count - self._from_cache
+        self._narrate(f"index ready: {index.window_count} vector(s), {embedded} embedded")
+        self._narrate_coverage(index)
+        self._refresh_status()
+
+    def on_cache_troubled(self, message: CacheTroubled) -> None:
+        warning = message.event.message
         self._narrate(f"cache: {warning}")
         self.notify(warning, title="vector cache", severity="warning", timeout=20, markup=False)
 
-    def on_embedder_reported(self, message: EmbedderReported) -> None:
-        event = message.event
-        if isinstance(event, ModelReady):
-            self.model = event
-            self._narrate(
-                f"model {event.name} on {event.device}: {event.dimension} dimensions, "
-                f"reads at most {event.max_seq_length or 'all'} tokens"
-            )
-            self._start_embedding()
-            self._ask_control_questions()
-            self._refresh_status()
-        elif isinstance(event, VectorsEmbedded):
-            self._on_vectors(event)
-        elif isinstance(event, (WindowsDone, RequestCancelled)) and self._feed is not None:
-            self._feed.finished(event.request_id)
-        elif isinstance(event, QueryEmbedded) and event.request_id == self._query_request:
-            self._query_vector = event.vector
-            self._rerank(now=True)
-        elif isinstance(event, QueryEmbedded) and self.probe_query_embedded(event):
-            pass  # a failure-lab query: the lab runs once all of them are in
-        elif isinstance(event, QueryEmbedded) and event.request_id in self._control_requests:
-            self._controls[self._control_requests.pop(event.request_id)] = event.vector
-            if not self._control_requests:
-                self._rerank(now=True)  # the noise band is complete: draw it
-        elif isinstance(event, CacheTrouble):
-            self._warn_about_cache(event.message)
-        elif isinstance(event, ModelFailed):
-            self._narrate(f"error: {event.message}")
-            self.notify(event.message, title="the model failed", severity="error", timeout=60, markup=False)
-        elif isinstance(event, ProcessEnded) and self._process is not None and self.is_running:
+    def on_engine_failed(self, message: EngineFailed) -> None:
+        self._narrate(f"error: {message.event.message}")
+        self.notify(
+            message.event.message, title="the model failed", severity="error", timeout=60, markup=False
+        )
+
+    def on_embedder_ended(self, message: EmbedderEnded) -> None:
+        if self._process is not None and self.is_running:
             self.notify(
-                f"the embedding process ended (exit code {event.exit_code})",
+                f"the embedding process ended (exit code {message.event.exit_code})",
                 severity="error",
                 timeout=60,
             )
@@ -448,22 +445,11 @@ class RaglensApp(Navigation, LabActions):
         if self._process is None:
             return
         self._controls.clear()
-        self._control_requests = {self._process.embed_query(q): q for q in CONTROL_QUESTIONS}
+        self.embed_controls({question: self._process.embed_query(question) for question in CONTROL_QUESTIONS})
 
-    def _on_vectors(self, event: VectorsEmbedded) -> None:
-        index = self.index
-        rows = self._feed.accept(event) if self._feed is not None else None
-        if index is None or rows is None:
-            return  # vectors of an older index
-        if index.is_complete:
-            self._narrate(f"index ready: {index.window_count} vector(s)")
-            self._narrate_coverage(index)
-        self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
-        self._refresh_status()
-        path, current = self._shown or ("", None)
-        if current is not None and not set(rows).isdisjoint(self._file_rows[path]):
-            self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
-        self._rerank(now=index.is_complete)
+    def on_controls_embedded(self, message: ControlsEmbedded) -> None:
+        self._controls = dict(message.vectors)
+        self._rerank(now=True)  # the noise band is complete: draw it
 
     def _rerank(self, now: bool) -> None:
         """Rank the standing query again: at once, or at most every RERANK_INTERVAL_S while embedding."""
@@ -476,7 +462,7 @@ class RaglensApp(Navigation, LabActions):
                 self._rerank_timer.stop()  # this ranking covers whatever the timer was waiting for
                 self._rerank_timer = None
             self.rank_query(
-                self.index,
+                self.index.snapshot(),
                 self.corpus,
                 self._query_text,
                 self._query_vector,
@@ -503,7 +489,7 @@ class RaglensApp(Navigation, LabActions):
         return self.config.model
 
     def model_label(self) -> str:
-        return self.model.name if self.model is not None else self._model_label()
+        return self.model.name if self.model is not None else self.config.choice.label
 
     def _rerank_later(self) -> None:
         self._rerank_timer = None
@@ -518,6 +504,7 @@ class RaglensApp(Navigation, LabActions):
             message.result.ranked_count,
             message.result.window_count,
             len(message.result.hits),
+            self.model.precision if self.model is not None else choose_precision(self.config.precision),
         )
         self.last_diagnostics = message.diagnostics
         strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
@@ -542,18 +529,18 @@ class RaglensApp(Navigation, LabActions):
         self._submit_query()
 
     def _submit_query(self) -> None:
-        """Ask the process for the query's vector; the ranking follows when it arrives."""
+        """Ask the process for the query's vector; the ranking worker waits for it, then ranks."""
         self._query_vector = None
         hits = self.query_one(HitList)
         if not self._query_text.strip():
-            self._query_request = None
             self.query_one(ScoreStrip).clear()
             self.run_worker(hits.clear_hits(Text("type a question above", style="dim")), group="hits")
             return
         if self.model is None or self._process is None:
             hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
             return
-        self._query_request = self._process.embed_query(self._query_text)
+        self._query_vector = self._process.embed_query(self._query_text)
+        self._rerank(now=True)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker's exception becomes a notification and a traceback in the log file; the app goes on."""
@@ -597,9 +584,6 @@ class RaglensApp(Navigation, LabActions):
     def _rebuild(self, params: WindowParams, narration: str) -> None:
         """Drop the index and build it again in the background, from a fresh read of the corpus."""
         self.params = params
-        if self._feed is not None:
-            self._feed.cancel()
-        self._feed = None
         self.index = None
         self._narrate(narration)
         self.read_corpus(params)
@@ -627,17 +611,6 @@ class RaglensApp(Navigation, LabActions):
     def _narrate(self, line: str) -> None:
         self.query_one("#pipeline-log", RichLog).write(Text(f"-> {printable(line)}"))
 
-    def _model_label(self) -> str:
-        """The model's name before it has loaded and can say it itself."""
-        if self.config.model:
-            return Path(self.config.model.rstrip("/")).name or self.config.model
-        return self.config.embedder_factory or "all-MiniLM-L6-v2"
-
-    @property
-    def _from_cache(self) -> int:
-        """How many rows of the current index came from the vector cache."""
-        return self._feed.from_cache if self._feed is not None and self._feed.index is self.index else 0
-
     def _refresh_status(self) -> None:
         index = self.index
         pending = self._pending_windows
@@ -649,7 +622,7 @@ class RaglensApp(Navigation, LabActions):
             fresh = embedded - self._from_cache
             rate = fresh / elapsed if elapsed > 0 and fresh > 0 else None
         text = status_text(
-            self.model, self._model_label(), self.params, self.k, embedded, total, rate, self._from_cache
+            self.model, self.config.choice.label, self.params, self.k, embedded, total, rate, self._from_cache
         )
         self.query_one("#status", Static).update(text)
         # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.

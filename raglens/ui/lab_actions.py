@@ -16,25 +16,26 @@ from textual import work
 from textual.app import App
 from textual.worker import get_current_worker
 
-from raglens.embedding_events import QueryEmbedded
 from raglens.printable import printable
-from raglens.ui.messages import ProbesPlanned, ProbesReady, PromptReady
+from raglens.ui.futures import result_unless_cancelled
+from raglens.ui.messages import ProbesReady, PromptReady
 from raglens.ui.screens.pin import PinScreen
 from raglens.ui.screens.report import ReportScreen
 from raglens.ui.widgets.hit_list import HitList
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from concurrent.futures import Future
+
     import numpy as np
 
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden import ExpectedRef
-    from raglens.diagnostics.probes import ProbePlan
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.diagnostics.symbols import Definition
     from raglens.embedding_process import EmbeddingProcess
-    from raglens.index import VectorIndex
+    from raglens.index import IndexSnapshot, VectorIndex
     from raglens.search import SearchResult
-    from raglens.windows import Window
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,6 @@ class LabActions(App[None]):
         """Whether the window view colours each window by its score for the query."""
         self.pinned: dict[ExpectedRef, tuple[Definition, ...]] = {}
         """The answers the user expects for the query, with their definitions (none for a file)."""
-        self._probe_requests: dict[int, str] = {}
-        """Query requests of the failure lab still unanswered, by request id."""
-        self._probe_vectors: dict[str, np.ndarray] = {}
-        self._probe_plan: ProbePlan | None = None
-        """What the failure lab asks, chosen once in its planning worker and reused by its run."""
 
     if TYPE_CHECKING:  # provided by the app and its navigation; declared for the type checker only
 
@@ -199,64 +195,42 @@ class LabActions(App[None]):
     # The failure lab.
 
     def action_failure_lab(self) -> None:
-        if (
-            self.index is None
-            or self.corpus is None
-            or self.index.embedded_count == 0
-            or self._process is None
-        ):
+        index, corpus, process = self.index, self.corpus, self._process
+        if index is None or corpus is None or index.embedded_count == 0 or process is None:
             self.notify("the failure lab runs once some windows are embedded", timeout=5)
             return
-        if self._probe_requests:
+        if any(worker.group == "probes" and not worker.is_finished for worker in self.workers):
             self.notify("the failure lab is already running", timeout=3)
             return
         self.notify("running the failure lab over the windows embedded so far…", timeout=3)
-        self.plan_failure_lab(self.corpus, list(self.index.windows))
-
-    @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="choosing probes")
-    def plan_failure_lab(self, corpus: Corpus, windows: list[Window]) -> None:
-        from raglens.diagnostics.probes import plan_probes
-
-        plan = plan_probes(corpus.texts(), windows)
-        if not get_current_worker().is_cancelled:
-            self.post_message(ProbesPlanned(plan))
-
-    def on_probes_planned(self, message: ProbesPlanned) -> None:
-        if self._process is None:
-            return
-        self._probe_plan = message.plan
-        self._probe_vectors = {}
-        self._probe_requests = {self._process.embed_query(query): query for query in message.plan.queries()}
-
-    def probe_query_embedded(self, event: QueryEmbedded) -> bool:
-        """Take ``event`` if it answers a failure-lab query; run the probes once all are in."""
-        query = self._probe_requests.pop(event.request_id, None)
-        if query is None:
-            return False
-        self._probe_vectors[query] = event.vector
-        index, corpus, plan = self.index, self.corpus, self._probe_plan
-        if not self._probe_requests and index is not None and corpus is not None and plan is not None:
-            self.run_failure_lab(index, corpus, plan, dict(self._probe_vectors), self.k, self.model_label())
-        return True
+        self.run_failure_lab(index.snapshot(), corpus, process.embed_query, self.k, self.model_label())
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="failure lab")
     def run_failure_lab(
         self,
-        index: VectorIndex,
+        index: IndexSnapshot,
         corpus: Corpus,
-        plan: ProbePlan,
-        vectors: dict[str, np.ndarray],
+        embed_query: Callable[[str], Future[np.ndarray]],
         k: int,
         model: str,
     ) -> None:
-        from raglens.diagnostics.probes import ProbeContext, run_probes
+        """Choose the probes, have the process embed their questions, then rank each one."""
+        from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
         from raglens.search import rank
 
+        plan = plan_probes(corpus.texts(), index.windows)
+        asked = {query: embed_query(query) for query in plan.queries()}
+        vectors = {query: result_unless_cancelled(vector) for query, vector in asked.items()}
+        if get_current_worker().is_cancelled:
+            return
+
         def ranked(query: str, top: int) -> SearchResult:
-            return rank(index, vectors[query], top)  # every query was embedded first: a KeyError is a bug
+            vector = vectors[query]  # every query of the plan was embedded first: a KeyError is a bug
+            assert vector is not None
+            return rank(index, vector, top)
 
         context = ProbeContext(corpus.texts(), index.windows, ranked, k, model, plan)
-        self.post_message(ProbesReady(run_probes(context)))
+        self.post_message(ProbesReady(run_probes(context), index.embedded_count, index.window_count))
 
     def on_probes_ready(self, message: ProbesReady) -> None:
         from raglens.diagnostics.describe import probe_report_lines
@@ -264,6 +238,6 @@ class LabActions(App[None]):
         body = Text()
         for style, line in probe_report_lines(message.results):
             body.append(printable(line) + "\n", style=style)
-        index = self.index
-        over = "" if index is None or index.is_complete else f" (over {index.embedded_count} windows so far)"
+        ranked, total = message.ranked_count, message.window_count
+        over = "" if ranked == total else f" (over {ranked} windows so far)"
         self.push_screen(ReportScreen(f"The failure lab{over}", body))

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
+from raglens.embedding_events import (
+    CacheLookedUp,
+    CacheTrouble,
+    ModelFailed,
+    ModelReady,
+    ProcessEnded,
+    ProcessEvent,
+    VectorsEmbedded,
+    WindowsDone,
+)
+
 if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the first frame
+    import numpy as np
+
     from raglens.corpus import Corpus
-    from raglens.diagnostics.probes import ProbePlan, ProbeResult
+    from raglens.diagnostics.probes import ProbeResult
     from raglens.diagnostics.prompt import PromptPreview
     from raglens.diagnostics.query_report import QueryDiagnostics
-    from raglens.embedding_events import ProcessEvent
-    from raglens.embedding_process import EmbeddingProcess
     from raglens.errors import RaglensError
-    from raglens.pipeline import CacheLookup
     from raglens.search import SearchResult
     from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import Window, WindowParams
@@ -24,21 +35,12 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
 class CorpusLoaded(Message):
     """The corpus was read and cut into windows."""
 
-    def __init__(
-        self,
-        corpus: Corpus,
-        params: WindowParams,
-        windows: list[Window],
-        texts: list[str],
-        lookup: CacheLookup | None = None,
-    ) -> None:
+    def __init__(self, corpus: Corpus, params: WindowParams, windows: list[Window], texts: list[str]) -> None:
         super().__init__()
         self.corpus = corpus
         self.params = params
         self.windows = windows
         self.texts = texts
-        self.lookup = lookup
-        """What the vector cache had for these windows; None without a cache."""
 
 
 class CorpusFailed(Message):
@@ -49,20 +51,79 @@ class CorpusFailed(Message):
         self.error = error
 
 
-class EmbedderStarted(Message):
-    """The embedding process was started; it loads its model in the background."""
-
-    def __init__(self, process: EmbeddingProcess) -> None:
-        super().__init__()
-        self.process = process
+# The embedding process's events, each its own message with its own handler.
 
 
-class EmbedderReported(Message):
-    """The embedding process sent an event: model ready, vectors, a query vector, a failure."""
+@dataclass
+class EngineReady(Message):
+    """The process has opened its engine: queries can be embedded."""
 
-    def __init__(self, event: ProcessEvent) -> None:
-        super().__init__()
-        self.event = event
+    ready: ModelReady
+
+
+@dataclass
+class EngineFailed(Message):
+    """The model could not be loaded, or failed while embedding; the process has exited."""
+
+    event: ModelFailed
+
+
+@dataclass
+class CacheLooked(Message):
+    """The process looked the window set up in the vector cache."""
+
+    event: CacheLookedUp
+
+
+@dataclass
+class VectorsArrived(Message):
+    """Vectors of some windows arrived, from the cache or the model."""
+
+    event: VectorsEmbedded
+
+
+@dataclass
+class WindowSetDone(Message):
+    """Every window of a window set has its vector."""
+
+    event: WindowsDone
+
+
+@dataclass
+class CacheTroubled(Message):
+    """The process could not use the vector cache as intended, and carries on."""
+
+    event: CacheTrouble
+
+
+@dataclass
+class EmbedderEnded(Message):
+    """The embedding process is gone."""
+
+    event: ProcessEnded
+
+
+_MESSAGE_FOR: dict[type, Callable[[Any], Message]] = {
+    ModelReady: EngineReady,
+    ModelFailed: EngineFailed,
+    CacheLookedUp: CacheLooked,
+    VectorsEmbedded: VectorsArrived,
+    WindowsDone: WindowSetDone,
+    CacheTrouble: CacheTroubled,
+    ProcessEnded: EmbedderEnded,
+}
+
+
+def message_for(event: ProcessEvent) -> Message:
+    """The app's message for one event of the embedding process."""
+    return _MESSAGE_FOR[type(event)](event)
+
+
+@dataclass
+class ControlsEmbedded(Message):
+    """The off-topic control questions have their vectors: the noise band can be drawn."""
+
+    vectors: dict[str, np.ndarray]
 
 
 class RankingReady(Message):
@@ -84,20 +145,14 @@ class RankingReady(Message):
         """Score distribution, noise floor, literal matches and straddles of this ranking."""
 
 
-class ProbesPlanned(Message):
-    """The failure lab chose its probes; the plan's queries must be embedded before they can run."""
-
-    def __init__(self, plan: ProbePlan) -> None:
-        super().__init__()
-        self.plan = plan
-
-
+@dataclass
 class ProbesReady(Message):
     """The failure lab ran every probe over the windows embedded so far."""
 
-    def __init__(self, results: list[ProbeResult]) -> None:
-        super().__init__()
-        self.results = results
+    results: list[ProbeResult]
+    ranked_count: int
+    """How many windows the probes ranked over (fewer than the index holds while it embeds)."""
+    window_count: int
 
 
 class PromptReady(Message):

@@ -16,8 +16,8 @@ from raglens.ui.widgets.window_view import WindowView
 
 if TYPE_CHECKING:
     from raglens.corpus import Corpus
+    from raglens.embedding_process import EmbeddingProcess
     from raglens.index import VectorIndex
-    from raglens.ui.index_feed import IndexFeed
     from raglens.ui.lab_actions import FileLens
     from raglens.windows import Window
 
@@ -35,7 +35,8 @@ class Navigation(App[None]):
     _shown: tuple[str, int | None] | None
     _windows: list[Window]
     _file_rows: dict[str, range]
-    _feed: IndexFeed | None
+    _process: EmbeddingProcess | None
+    _generation: int
 
     if TYPE_CHECKING:  # provided by the app's other mixins; declared here for the type checker only
 
@@ -72,8 +73,13 @@ class Navigation(App[None]):
         )
 
     def _embed_next(self, path: str) -> None:
-        if self._feed is not None and self._feed.index is self.index:
-            self._feed.embed_next(path)
+        """While indexing, have the process embed ``path``'s windows next; only their row ids travel."""
+        index, rows = self.index, self._file_rows.get(path, range(0))
+        if index is None or index.is_complete or self._process is None:
+            return
+        waiting = [row for row in rows if not index.has_vector(row)]
+        if waiting:
+            self._process.embed_first(self._generation, waiting)
 
     def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
         self.show_file(message.path, 0)

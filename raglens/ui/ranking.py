@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.symbols import Definition
-    from raglens.index import VectorIndex
+    from raglens.index import IndexSnapshot
+    from raglens.windows import Window
 
 
 class NoiseFloorMemo:
@@ -31,16 +32,20 @@ class NoiseFloorMemo:
     """
 
     def __init__(self) -> None:
-        self._entry: tuple[VectorIndex, tuple[int, tuple[str, ...]], NoiseFloor | None] | None = None
+        self._entry: tuple[tuple[Window, ...], tuple[int, tuple[str, ...]], NoiseFloor | None] | None = None
 
-    def noise_floor(self, index: VectorIndex, controls: dict[str, np.ndarray]) -> NoiseFloor | None:
-        """The noise floor over ``index`` as it is now, measured again only when it has changed."""
+    def noise_floor(self, index: IndexSnapshot, controls: dict[str, np.ndarray]) -> NoiseFloor | None:
+        """The noise floor over ``index``, measured again only when the rows embedded have changed.
+
+        Snapshots of one index share its windows, and its rows only ever grow: the windows and the
+        embedded count identify what was ranked.
+        """
         key = (index.embedded_count, tuple(controls))
         entry = self._entry
-        if entry is not None and entry[0] is index and entry[1] == key:
+        if entry is not None and entry[0] is index.windows and entry[1] == key:
             return entry[2]
         noise = measure_noise_floor(index, controls.__getitem__, list(controls)) if controls else None
-        self._entry = (index, key, noise)
+        self._entry = (index.windows, key, noise)
         return noise
 
 
@@ -58,7 +63,7 @@ class ShownRanking:
 
 
 def rank_for_display(
-    index: VectorIndex,
+    index: IndexSnapshot,
     corpus: Corpus,
     query: str,
     vector: np.ndarray,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from raglens.embedding_events import ModelReady
+from raglens.precision import is_exact, precision_label
 from raglens.windows import WindowParams
 
 
@@ -24,10 +25,11 @@ def status_text(
         text.append(f"{model_label}: loading (importing the model libraries takes a while)", style="yellow")
     else:
         text.append(model.name, style="bold")
+        text.append(" · ")
+        approximate = not is_exact(model.precision)
+        text.append(precision_label(model.precision), style="bold yellow" if approximate else "")
         limit = f"reads {model.max_seq_length} tokens" if model.max_seq_length else "reads everything"
-        text.append(f" · {model.dimension} d · {limit} · {model.device}")
-        if model.precision != "fp32":
-            text.append(f" · {model.precision}")
+        text.append(f" · {model.engine} · {model.dimension} d · {limit} · {model.device}")
     text.append(f" · {params.describe()} · k={k}")
     if total is None:
         text.append(" · reading the corpus", style="yellow")
@@ -43,8 +45,8 @@ def status_text(
     return text
 
 
-def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int) -> Text:
-    """Above the hits: how many windows the ranking covered."""
+def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int, precision: str) -> Text:
+    """Above the hits: how many windows the ranking covered, and whether its scores are approximate."""
     text = Text()
     text.append(f"top {hit_count} for ")
     text.append(query_label, style="bold")
@@ -52,4 +54,6 @@ def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int) ->
         text.append(f" · ranked over {ranked:,} of {total:,} windows (still embedding)", style="yellow")
     else:
         text.append(f" · ranked over all {total:,} windows", style="dim")
+    if not is_exact(precision):
+        text.append(f" · {precision_label(precision)} scores", style="bold yellow")
     return text

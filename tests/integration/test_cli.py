@@ -15,6 +15,7 @@ from raglens.cli import searching
 from raglens.cli.main import main
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import SentenceTransformerEmbedder
+from raglens.engine import Engines
 from raglens.pipeline import build_index
 from raglens.windows import WindowParams
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS, MakeTree
@@ -32,7 +33,8 @@ HOSTILE_TEXT = (
 @pytest.fixture
 def real_model_in_cli(monkeypatch: pytest.MonkeyPatch, real_embedder: SentenceTransformerEmbedder) -> None:
     """The CLI gets the session's real model instead of loading it again."""
-    monkeypatch.setattr(searching, "load_model", lambda args, precision: real_embedder)
+    """The CLI opens the session's one loaded model instead of loading it again."""
+    monkeypatch.setattr(Engines, "_open_model", lambda engines: real_embedder)
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -130,20 +132,23 @@ def test_search_json_is_one_document_with_the_exact_top_k(
         "overlap": 200,
         "max_file_bytes": 1_000_000,
     }
-    assert document["model"] == {
+    model = document["model"]
+    assert {key: model[key] for key in ("name", "dimension", "max_seq_length", "device", "precision")} == {
         "name": "all-MiniLM-L6-v2",
         "dimension": 384,
         "max_seq_length": 256,
         "device": "cpu",
         "precision": "fp32",
     }
+    assert model["exact"] is True, "the default is the model's own fp32 ranking"
+    assert model["engine"] in ("onnxruntime", "sentence-transformers")
     assert document["corpus"]["file_count"] == 32
     assert len(document["hits"]) == 4
     for hit in document["hits"]:
         assert set(hit) == HIT_KEYS
         assert hit["citation"] == f"{hit['path']}:L{hit['line_start']}-L{hit['line_end']}"
     corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
-    index = build_index(corpus, WindowParams(), real_embedder)
+    index = build_index(corpus, WindowParams(), Engines.serving(real_embedder)).snapshot()
     scores = index.vectors @ real_embedder.encode_query(query)
     top = np.argsort(-scores, kind="stable")[:4]
     assert [(h["path"], h["start"]) for h in document["hits"]] == [
@@ -211,7 +216,8 @@ def test_the_console_script_prints_only_json_on_stdout(tmp_path: Path) -> None:
     document = json.loads(completed.stdout)
     assert [hit["rank"] for hit in document["hits"]] == [1, 2, 3]
     assert document["hits"][0]["path"] == "docs/queues.md"
-    assert "-> loading the bundled all-MiniLM-L6-v2" in completed.stderr
+    assert "-> loading all-MiniLM-L6-v2" in completed.stderr
+    assert "all-MiniLM-L6-v2 · fp32 · " in completed.stderr, "the narration names the precision and engine"
     assert "Traceback" not in completed.stderr
 
 
@@ -236,7 +242,8 @@ def test_a_second_search_embeds_nothing_and_ranks_the_same(
     assert second["cache"] == {"folder": str(tmp_path), "from_cache": 66, "embedded": 0}
     assert [h["citation"] for h in second["hits"]] == [h["citation"] for h in first["hits"]]
     # The first search exported the model; the second embeds the query through onnxruntime.
-    assert second["model"]["device"] == "cpu (onnxruntime)"
+    assert (second["model"]["engine"], second["model"]["window_engine"]) == ("onnxruntime", None)
+    assert first["model"]["window_engine"] == "sentence-transformers"
     for warm, cold in zip(second["hits"], first["hits"], strict=True):
         assert warm["score"] == pytest.approx(cold["score"], abs=1e-5)
     code, out, _ = run_main(capsys, "search", str(SAMPLE_CORPUS), query, "--json", "--no-cache")
@@ -259,7 +266,7 @@ def test_cache_info_and_clear_without_the_model(capsys: pytest.CaptureFixture[st
     assert not (tmp_path / "none").exists(), "looking does not create a cache"
     with VectorCache.open(tmp_path) as cache:
         for name in ("model-a", "model-b"):
-            fingerprint = ModelFingerprint(name[-1] * 64, name, tmp_path, 128, "fp32")
+            fingerprint = ModelFingerprint(name[-1] * 64, name, tmp_path, 128, "fp32", name[-1] * 64)
             vectors = np.eye(3, 4, dtype=np.float32)
             ModelCache(cache, fingerprint, 4).store(["x", "y", "z"], vectors, [ReadingExtent(1, 1)] * 3)
     code, out, _ = run_main(capsys, "cache", "info", "--cache-dir", str(tmp_path))

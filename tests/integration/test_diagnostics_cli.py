@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from raglens.cli import searching
 from raglens.cli.main import main
 from raglens.diagnostics.coverage import token_counter_for
 from raglens.embedding import SentenceTransformerEmbedder
+from raglens.engine import Engines
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS, MakeTree
 
 GOLDEN = REPO_ROOT / "golden" / "sample_corpus.jsonl"
@@ -18,7 +18,8 @@ GOLDEN = REPO_ROOT / "golden" / "sample_corpus.jsonl"
 
 @pytest.fixture
 def real_model_in_cli(monkeypatch: pytest.MonkeyPatch, real_embedder: SentenceTransformerEmbedder) -> None:
-    monkeypatch.setattr(searching, "load_model", lambda args, precision: real_embedder)
+    """The CLI opens the session's one loaded model instead of loading it again."""
+    monkeypatch.setattr(Engines, "_open_model", lambda engines: real_embedder)
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
@@ -92,7 +93,9 @@ def test_eval_reports_recall_mrr_kinds_calibration_and_saves_a_ledger_row(
 def test_a_bad_golden_line_fails_before_any_model_loads(
     capsys: pytest.CaptureFixture[str], make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(searching, "prepare_index", lambda *a: pytest.fail("the corpus was indexed"))
+    from raglens.cli import evaluating  # imported here, so the patch below is not bound into it for good
+
+    monkeypatch.setattr(evaluating, "prepare_index", lambda *a: pytest.fail("the corpus was indexed"))
     root = make_tree({"a.md": "alpha\n", "golden.jsonl": '{"q": "a", "expect": ["a.md"]}\n{"q": 3}\n'})
     code = main(["eval", str(root), str(root / "golden.jsonl")])
     err = capsys.readouterr().err

@@ -13,7 +13,7 @@ import pytest
 
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import SentenceTransformerEmbedder
-from raglens.embedding_events import ModelReady
+from raglens.embedding_events import ModelChoice, ModelReady
 from raglens.embedding_process import EmbeddingProcess
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.onnx_model import OnnxEmbedder, export_model, export_path
@@ -64,34 +64,59 @@ def test_the_export_embeds_like_the_model(
         )
 
 
-def test_a_warm_search_never_imports_torch(exported: tuple[Path, ModelFingerprint], tmp_path: Path) -> None:
+def test_the_export_is_fused_by_onnxruntimes_optimizer(exported: tuple[Path, ModelFingerprint]) -> None:
+    import onnx
+
+    cache_dir, fingerprint = exported
+    operators = [node.op_type for node in onnx.load(str(export_path(cache_dir, fingerprint))).graph.node]
+    assert operators.count("Attention") == 6, "one fused attention per layer"
+    assert operators.count("SkipLayerNormalization") >= 12
+
+
+WARM_SEARCH = """
+import contextlib, io, json, sys
+from raglens.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(json.loads(sys.argv[1]))
+report = {'code': code, 'torch': 'torch' in sys.modules, 'document': json.loads(out.getvalue())}
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize(
+    ("cpu_flags", "precision"),
+    [("avx512f avx512_bf16 amx_bf16", None), ("avx512f avx512_vnni", None), ("avx512f avx512_bf16", "bf16")],
+    ids=["bf16-native-cpu-default", "cpu-without-bf16-default", "bf16-asked-for"],
+)
+def test_a_warm_search_never_imports_torch(
+    exported: tuple[Path, ModelFingerprint], cpu_flags: str, precision: str | None
+) -> None:
+    """Whatever the CPU offers, the default is fp32; a warm search, at any precision, runs without torch."""
     cache_dir, _ = exported
     argv = ["search", str(SAMPLE_CORPUS), QUERIES[0], "--json", "-q", "--cache-dir", str(cache_dir)]
-    script = (
-        "import contextlib, io, json, sys\n"
-        "from raglens.cli.main import main\n"
-        "out = io.StringIO()\n"
-        "with contextlib.redirect_stdout(out):\n"
-        f"    code = main({argv!r})\n"
-        "report = {'code': code, 'torch': 'torch' in sys.modules, 'document': json.loads(out.getvalue())}\n"
-        "print(json.dumps(report))\n"
-    )
-    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    argv += ["--precision", precision] if precision else []
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "RAGLENS_CPU_FLAGS": cpu_flags}
     for _ in range(2):  # the first fills the cache with the windows' vectors; the second needs nothing
-        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment)
+        command = [sys.executable, "-c", WARM_SEARCH, json.dumps(argv)]
+        run = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
         assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["code"] == 0
     assert report["torch"] is False, "a warm search ran through onnxruntime alone"
+    model = report["document"]["model"]
+    assert (model["precision"], model["exact"]) == ((precision or "fp32"), precision is None)
+    assert (model["engine"], model["window_engine"]) == ("onnxruntime", None)
     assert report["document"]["cache"]["embedded"] == 0
     assert report["document"]["hits"][0]["path"] == "docs/queues.md"
 
 
 def test_the_embedding_process_starts_on_the_export(exported: tuple[Path, ModelFingerprint]) -> None:
-    cache_dir, fingerprint = exported
-    process = EmbeddingProcess(cache_dir=str(cache_dir), fingerprint=fingerprint)
+    cache_dir, _ = exported
+    process = EmbeddingProcess(ModelChoice(device="cpu"), cache_dir=str(cache_dir))
     try:
         ready = process.wait_until_ready(timeout=60)
-        assert isinstance(ready, ModelReady) and "onnxruntime" in ready.device
+        assert isinstance(ready, ModelReady)
+        assert (ready.engine, ready.precision, ready.device) == ("onnxruntime", "fp32", "cpu")
     finally:
         process.close()

@@ -9,8 +9,9 @@ import pytest
 
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import SentenceTransformerEmbedder
+from raglens.engine import Engines
 from raglens.errors import ModelLoadError
-from raglens.index import VectorIndex
+from raglens.index import IndexSnapshot
 from raglens.pipeline import build_index, search_index
 from raglens.windows import WindowParams
 from tests.conftest import SAMPLE_CORPUS
@@ -19,9 +20,9 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def sample_index(real_embedder: SentenceTransformerEmbedder) -> VectorIndex:
+def sample_index(real_embedder: SentenceTransformerEmbedder) -> IndexSnapshot:
     corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
-    return build_index(corpus, WindowParams(), real_embedder)
+    return build_index(corpus, WindowParams(), Engines.serving(real_embedder)).snapshot()
 
 
 def test_the_bundled_model_describes_itself(real_embedder: SentenceTransformerEmbedder) -> None:
@@ -38,7 +39,7 @@ def test_vectors_are_float32_unit_rows(real_embedder: SentenceTransformerEmbedde
     assert real_embedder.encode([]).shape == (0, 384)
 
 
-def test_the_index_holds_a_unit_vector_for_every_window(sample_index: VectorIndex) -> None:
+def test_the_index_holds_a_unit_vector_for_every_window(sample_index: IndexSnapshot) -> None:
     assert sample_index.is_complete
     assert sample_index.window_count > 40
     np.testing.assert_allclose(np.linalg.norm(sample_index.vectors, axis=1), 1.0, atol=1e-5)
@@ -52,14 +53,14 @@ def test_the_index_holds_a_unit_vector_for_every_window(sample_index: VectorInde
     ],
 )
 def test_a_question_about_one_document_ranks_it_first(
-    sample_index: VectorIndex, real_embedder: SentenceTransformerEmbedder, query: str, expected_path: str
+    sample_index: IndexSnapshot, real_embedder: SentenceTransformerEmbedder, query: str, expected_path: str
 ) -> None:
     result = search_index(sample_index, real_embedder, query, 5)
     assert result.hits[0].window.path == expected_path
 
 
 def test_ranking_is_the_exact_dot_product_top_k(
-    sample_index: VectorIndex, real_embedder: SentenceTransformerEmbedder
+    sample_index: IndexSnapshot, real_embedder: SentenceTransformerEmbedder
 ) -> None:
     query_vector = real_embedder.encode_query("how are failed jobs retried?")
     result = search_index(sample_index, real_embedder, "how are failed jobs retried?", 8)
@@ -69,7 +70,7 @@ def test_ranking_is_the_exact_dot_product_top_k(
 
 
 def test_an_off_topic_question_still_gets_k_hits(
-    sample_index: VectorIndex, real_embedder: SentenceTransformerEmbedder
+    sample_index: IndexSnapshot, real_embedder: SentenceTransformerEmbedder
 ) -> None:
     result = search_index(sample_index, real_embedder, "have you ever been to a five-star resort?", 5)
     assert len(result.hits) == 5, "naive RAG has no floor"
@@ -83,7 +84,7 @@ def test_the_default_pipeline_opens_no_network_connection(monkeypatch: pytest.Mo
     monkeypatch.setattr(socket, "create_connection", refuse)
     embedder = SentenceTransformerEmbedder(device="cpu")
     corpus = load_corpus(SAMPLE_CORPUS / "docs", CorpusOptions())
-    index = build_index(corpus, WindowParams(), embedder)
+    index = build_index(corpus, WindowParams(), Engines.serving(embedder)).snapshot()
     assert search_index(index, embedder, "retries", 3).hits
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding_events import ReadingExtent
+from raglens.engine import Engines
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.pipeline import build_index
 from raglens.vector_cache import CACHE_FILE_NAME, ModelCache, VectorCache, keys_of
@@ -28,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def fake_fingerprint(tag: str = "a") -> ModelFingerprint:
-    return ModelFingerprint(tag * 64, "fake-hashing", Path("/nowhere"), 128, "fp32")
+    return ModelFingerprint(tag * 64, "fake-hashing", Path("/nowhere"), 128, "fp32", tag * 64)
 
 
 class CountingEmbedder(HashingEmbedder):
@@ -122,17 +123,19 @@ def test_a_relaunch_embeds_nothing_and_new_windows_only_what_is_new(tmp_path: Pa
     with VectorCache.open(tmp_path) as cache:
         model_cache = ModelCache(cache, fake_fingerprint(), 64)
         first = CountingEmbedder()
-        reference = build_index(corpus, WindowParams(), first, cache=model_cache)
+        reference = build_index(corpus, WindowParams(), Engines.serving(first), cache=model_cache)
         assert first.texts_embedded == reference.window_count
         again = CountingEmbedder()
-        cached = build_index(corpus, WindowParams(), again, cache=model_cache)
+        cached = build_index(corpus, WindowParams(), Engines.serving(again), cache=model_cache)
         assert again.texts_embedded == 0
-        np.testing.assert_array_equal(cached.vectors, reference.vectors)
+        np.testing.assert_array_equal(cached.snapshot().vectors, reference.snapshot().vectors)
         assert [cached.extent(r) for r in range(cached.window_count)] == [
             reference.extent(r) for r in range(reference.window_count)
         ]
         rewindowed = CountingEmbedder()
-        other = build_index(corpus, WindowParams(Unit.CHARS, 1000, 100), rewindowed, cache=model_cache)
+        other = build_index(
+            corpus, WindowParams(Unit.CHARS, 1000, 100), Engines.serving(rewindowed), cache=model_cache
+        ).snapshot()
         # Windows that start a file are the same text under both grids: those are reused.
         assert 0 < rewindowed.texts_embedded < other.window_count
 
@@ -143,12 +146,20 @@ def test_editing_one_file_re_embeds_only_its_changed_windows(tmp_path: Path) -> 
     with VectorCache.open(tmp_path / "cache") as cache:
         model_cache = ModelCache(cache, fake_fingerprint(), 64)
         build_index(
-            load_corpus(corpus_dir, CorpusOptions()), WindowParams(), CountingEmbedder(), cache=model_cache
+            load_corpus(corpus_dir, CorpusOptions()),
+            WindowParams(),
+            Engines.serving(CountingEmbedder()),
+            cache=model_cache,
         )
         queues = corpus_dir / "docs" / "queues.md"
         queues.write_text(queues.read_text() + "\nOne more closing line.\n")
         edited = CountingEmbedder()
-        build_index(load_corpus(corpus_dir, CorpusOptions()), WindowParams(), edited, cache=model_cache)
+        build_index(
+            load_corpus(corpus_dir, CorpusOptions()),
+            WindowParams(),
+            Engines.serving(edited),
+            cache=model_cache,
+        )
         assert edited.texts_embedded == 1, "only the last window of docs/queues.md changed"
 
 
@@ -217,17 +228,19 @@ KILLED_INDEXER = """
 import sys
 from pathlib import Path
 from raglens.corpus import CorpusOptions, load_corpus
+from raglens.engine import Engines
 from raglens.fingerprint import ModelFingerprint
 from raglens.pipeline import build_index
 from raglens.vector_cache import ModelCache, VectorCache
 from raglens.windows import WindowParams
 from tests.fakes import SlowHashingEmbedder
 
-fingerprint = ModelFingerprint("a" * 64, "fake-hashing", Path("/nowhere"), 128, "fp32")
+fingerprint = ModelFingerprint("a" * 64, "fake-hashing", Path("/nowhere"), 128, "fp32", "a" * 64)
 with VectorCache.open(Path(sys.argv[1])) as cache:
     corpus = load_corpus(sys.argv[2], CorpusOptions())
     model_cache = ModelCache(cache, fingerprint, 64)
-    build_index(corpus, WindowParams(), SlowHashingEmbedder(), cache=model_cache, batch_size=2)
+    slow = Engines.serving(SlowHashingEmbedder())
+    build_index(corpus, WindowParams(), slow, cache=model_cache, batch_size=2)
 """
 
 
@@ -251,9 +264,11 @@ def test_kill_9_mid_index_keeps_every_committed_batch(tmp_path: Path) -> None:
         kept = cache.info().entries
         assert 10 <= kept < 66, "killed part-way"
         resumed = CountingEmbedder()
-        index = build_index(corpus, WindowParams(), resumed, cache=ModelCache(cache, fake_fingerprint(), 64))
+        index = build_index(
+            corpus, WindowParams(), Engines.serving(resumed), cache=ModelCache(cache, fake_fingerprint(), 64)
+        ).snapshot()
         assert resumed.texts_embedded == index.window_count - kept
-    fresh = build_index(corpus, WindowParams(), HashingEmbedder())
+    fresh = build_index(corpus, WindowParams(), Engines.serving(HashingEmbedder())).snapshot()
     np.testing.assert_array_equal(index.vectors, fresh.vectors)
 
 

@@ -10,6 +10,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from raglens.corpus import CorpusOptions, load_corpus
+from raglens.engine import Engines
 from raglens.pipeline import build_index, search_index
 from raglens.ui.messages import RankingReady
 from raglens.ui.screens.settings import SettingsScreen
@@ -35,7 +36,9 @@ QUERY = "how are failed jobs retried with backoff"
 def expected_citations(query: str, k: int, params: WindowParams | None = None) -> list[str]:
     """The oracle: the same fake model and core ranking, in this process."""
     embedder = HashingEmbedder()
-    index = build_index(load_corpus(SAMPLE_CORPUS, CorpusOptions()), params or WindowParams(), embedder)
+    index = build_index(
+        load_corpus(SAMPLE_CORPUS, CorpusOptions()), params or WindowParams(), Engines.serving(embedder)
+    ).snapshot()
     return [hit.window.citation for hit in search_index(index, embedder, query, k).hits]
 
 
@@ -237,8 +240,12 @@ async def test_file_content_is_shown_as_inert_text(tmp_path: Path, hostile: str)
     (tmp_path / "hostile.txt").write_text(f"line one\n{hostile}\n")
     app = make_app(path=str(tmp_path), query="owned")
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: len(app.query_one(HitList).hits) == 1, "the hit")
         file_lines = app.query_one(FileLines)
+        await wait_until(
+            pilot,
+            lambda: len(app.query_one(HitList).hits) == 1 and file_lines.layout_shown is not None,
+            "the hit and the file",
+        )
         assert file_lines.layout_shown is not None
         shown = "\n".join(file_lines.shown_text(n) for n in range(1, file_lines.layout_shown.line_count + 1))
         assert "␛[2J␛]0;owned␇ [bold]not markup[/bold]" in shown
@@ -287,7 +294,19 @@ def text_of_hits(app) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(hit_texts(app))
 
 
-async def test_the_file_opened_while_indexing_is_embedded_next() -> None:
+async def test_the_file_opened_while_indexing_is_embedded_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a file moves its windows to the front; only their row numbers travel, never texts again."""
+    from raglens.embedding_process import EmbeddingProcess
+
+    sent: list[tuple[str, tuple[object, ...]]] = []
+    for name in ("index_windows", "embed_first"):
+        original = getattr(EmbeddingProcess, name)
+
+        def recording(self, *args, _name=name, _original=original, **kwargs):  # type: ignore[no-untyped-def]
+            sent.append((_name, args))
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(EmbeddingProcess, name, recording)
     app = make_app(factory="tests.fakes:PacedHashingEmbedder")
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(
@@ -302,6 +321,12 @@ async def test_the_file_opened_while_indexing_is_embedded_next() -> None:
         await wait_until(pilot, lambda: all(app.index.has_vector(row) for row in rows), "its windows")  # type: ignore[union-attr]
         assert not app.index.is_complete, "embedded before the rest of the corpus"  # type: ignore[union-attr]
         await wait_until(pilot, lambda: index_complete(app), "the whole index")
+    assert [name for name, _ in sent].count("index_windows") == 1, "the texts travel once"
+    priorities = [args for name, args in sent if name == "embed_first"]
+    assert priorities, "opening the file asked for its windows first"
+    for generation, asked in priorities:
+        assert generation == 1 and all(isinstance(row, int) for row in asked)  # type: ignore[attr-defined]
+        assert set(asked) <= set(rows)  # type: ignore[arg-type]
 
 
 async def test_the_score_strip_draws_the_noise_band_and_hits_carry_literal_marks() -> None:
@@ -321,7 +346,9 @@ async def test_the_score_strip_draws_the_noise_band_and_hits_carry_literal_marks
         diagnostics = rankings[-1].diagnostics
         # The fake model's control questions score the same in this process: the band is theirs.
         embedder = HashingEmbedder()
-        index = build_index(load_corpus(SAMPLE_CORPUS, CorpusOptions()), WindowParams(), embedder)
+        index = build_index(
+            load_corpus(SAMPLE_CORPUS, CorpusOptions()), WindowParams(), Engines.serving(embedder)
+        ).snapshot()
         from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, measure_noise_floor
 
         expected = measure_noise_floor(index, embedder.encode_query, CONTROL_QUESTIONS)
@@ -528,3 +555,21 @@ async def test_a_straddle_marks_the_shared_lines_in_the_gutter() -> None:
         if before not in shared:
             assert "│" in lines.shown_text(before)[:6]
         assert "both rank" in text_of(app, "#window-header")
+
+
+async def test_bf16_asked_for_is_labelled_approximate_wherever_a_score_is_shown() -> None:
+    app = make_app(precision="bf16", query="how are windows cut")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        assert "bf16 ≈ approximate" in text_of(app, "#status")
+        summary = str(app.query_one("#hit-summary", Static).render())
+        assert "bf16 ≈ approximate scores" in summary
+
+
+async def test_the_default_precision_is_exact_and_says_so() -> None:
+    app = make_app(query="how are windows cut")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        status = text_of(app, "#status")
+        assert " · fp32 · " in status and "approximate" not in status
+        assert "approximate" not in str(app.query_one("#hit-summary", Static).render())

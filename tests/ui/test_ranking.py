@@ -16,10 +16,10 @@ def test_the_noise_floor_memo_measures_again_only_when_the_index_changes() -> No
     partial.fill([0], index.vectors[:1])
     controls = {"a": np.array([0.6, 0.8], dtype=np.float32)}
     memo = NoiseFloorMemo()
-    first = memo.noise_floor(partial, controls)
-    assert first is not None and memo.noise_floor(partial, controls) is first
+    first = memo.noise_floor(partial.snapshot(), controls)
+    assert first is not None and memo.noise_floor(partial.snapshot(), controls) is first, "same rows"
     partial.fill([1], index.vectors[1:2])  # a vector arrived: the band may move
-    second = memo.noise_floor(partial, controls)
+    second = memo.noise_floor(partial.snapshot(), controls)
     assert second is not first and second is not None and second.high == pytest.approx(0.8)
     assert memo.noise_floor(index, controls) is not second  # another index
     assert memo.noise_floor(index, {}) is None

@@ -21,9 +21,10 @@ def test_batches_fill_their_rows() -> None:
     index.fill(range(2), np.full((2, 3), 0.5, dtype=np.float32))
     index.fill(range(2, 5), np.full((3, 3), 0.25, dtype=np.float32))
     assert index.is_complete
-    assert index.vectors[:2].tolist() == [[0.5] * 3] * 2
-    assert index.vectors[2:].tolist() == [[0.25] * 3] * 3
-    assert index.vectors.dtype == np.float32
+    vectors = index.snapshot().vectors
+    assert vectors[:2].tolist() == [[0.5] * 3] * 2
+    assert vectors[2:].tolist() == [[0.25] * 3] * 3
+    assert vectors.dtype == np.float32
 
 
 @given(st.permutations(range(8)), st.integers(1, 8))
@@ -33,23 +34,58 @@ def test_rows_filled_in_any_order_are_counted_once_and_kept_in_row_order(order: 
     index.fill(first, np.array([[row, -row] for row in first], dtype=np.float32))
     index.fill(first[:1], np.array([[first[0], -first[0]]], dtype=np.float32))  # again: no double count
     assert index.embedded_count == len(first)
-    assert index.embedded_rows().tolist() == sorted(first)
-    assert index.vectors[:, 0].tolist() == sorted(first)
+    assert index.snapshot().embedded_rows().tolist() == sorted(first)
+    assert index.snapshot().vectors[:, 0].tolist() == sorted(first)
     index.fill(
         rest,
         np.array([[row, -row] for row in rest], dtype=np.float32),
         [ReadingExtent(row, row) for row in rest],
     )
     assert index.is_complete
-    assert index.vectors[:, 0].tolist() == list(range(8))
+    assert index.snapshot().vectors[:, 0].tolist() == list(range(8))
     assert all(index.extent(row) == ReadingExtent(row, row) for row in rest)
 
 
-def test_vectors_are_read_only() -> None:
+def test_a_snapshot_is_read_only_and_leaves_the_index_fillable() -> None:
     index = _index()
     index.fill([0], np.ones((1, 3), dtype=np.float32))
+    snapshot = index.snapshot()
     with pytest.raises(ValueError):
-        index.vectors[0, 0] = 2.0
+        snapshot.vectors[0, 0] = 2.0
+    with pytest.raises(ValueError):
+        snapshot.storage[1, 0] = 2.0
+    index.fill(range(1, 5), np.ones((4, 3), dtype=np.float32))  # the index's own storage stays writable
+    complete = index.snapshot()
+    with pytest.raises(ValueError):
+        complete.vectors[0, 0] = 2.0
+    index.fill([0], np.full((1, 3), 9.0, dtype=np.float32))  # a filled row is kept, never replaced
+    assert complete.vectors[0].tolist() == [1.0, 1.0, 1.0]
+
+
+@given(st.permutations(range(12)), st.integers(0, 12), st.integers(0, 12))
+def test_a_snapshot_ranks_as_it_was_taken_whatever_is_filled_after(
+    order: list[int], before: int, after: int
+) -> None:
+    """A ranking worker racing the UI thread, made deterministic: rows filled between snapshot and rank."""
+    from raglens.search import rank
+
+    rng = np.random.default_rng(len(order) * 31 + before)
+    vectors = rng.normal(size=(12, 4)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[order[0]] + 0.1
+    index = _index(count=12, dimension=4)
+    taken = order[:before]
+    index.fill(taken, vectors[taken])
+    snapshot = index.snapshot()
+    later = order[before : before + after]
+    index.fill(later, vectors[later])  # what the UI thread does while the worker ranks
+    if not taken:
+        assert snapshot.embedded_count == 0
+        return
+    result = rank(snapshot, query, 3)
+    oracle = sorted(taken, key=lambda row: (-float(vectors[row] @ query), row))[:3]
+    assert [hit.row for hit in result.hits] == oracle
+    assert result.ranked_count == len(taken) and result.ranked_rows.tolist() == sorted(taken)
 
 
 def test_wrong_shapes_and_rows_are_refused() -> None:

@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
 from raglens.corpus import CorpusOptions
-from raglens.errors import IndexingCancelled
+from raglens.engine import Engines
 from raglens.pipeline import (
     FilesFound,
     IndexReady,
@@ -17,7 +15,6 @@ from raglens.pipeline import (
     cut_corpus,
     read_corpus,
     search_index,
-    window_counts,
 )
 from raglens.windows import WindowParams
 from tests.conftest import MakeTree
@@ -38,7 +35,9 @@ def corpus_root(make_tree: MakeTree):  # type: ignore[no-untyped-def]
 def test_steps_are_narrated_in_order(corpus_root) -> None:  # type: ignore[no-untyped-def]
     steps: list[PipelineStep] = []
     corpus = read_corpus(corpus_root, CorpusOptions(), on_step=steps.append)
-    index = build_index(corpus, WindowParams(), HashingEmbedder(), on_step=steps.append, batch_size=2)
+    index = build_index(
+        corpus, WindowParams(), Engines.serving(HashingEmbedder()), on_step=steps.append, batch_size=2
+    ).snapshot()
     assert steps[0] == FilesFound(file_count=2, skipped_count=1)
     assert steps[1] == WindowsCut(window_count=index.window_count, params=WindowParams())
     embedded = [s for s in steps if isinstance(s, WindowsEmbedded)]
@@ -55,32 +54,30 @@ def test_steps_are_narrated_in_order(corpus_root) -> None:  # type: ignore[no-un
 def test_index_rows_follow_corpus_order_and_search_finds_the_topic(corpus_root) -> None:  # type: ignore[no-untyped-def]
     corpus = read_corpus(corpus_root, CorpusOptions())
     embedder = HashingEmbedder()
-    index = build_index(corpus, WindowParams(), embedder)
+    index = build_index(corpus, WindowParams(), Engines.serving(embedder)).snapshot()
     assert list(index.windows) == cut_corpus(corpus, WindowParams())
-    assert sum(window_counts(corpus, WindowParams()).values()) == index.window_count
     result = search_index(index, embedder, "workers lease jobs", 3)
     assert {hit.window.path for hit in result.hits} == {"queues.md"}
     assert np.all(np.diff([hit.score for hit in result.hits]) <= 0)
 
 
-def test_build_stops_when_asked(corpus_root) -> None:  # type: ignore[no-untyped-def]
+def test_a_fully_cached_corpus_opens_no_model_for_its_windows(corpus_root, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With every window cached, build_index asks only for the query engine, never the windows' one."""
+    from raglens.vector_cache import VectorCache
+
     corpus = read_corpus(corpus_root, CorpusOptions())
-    stop = threading.Event()
-    steps: list[PipelineStep] = []
 
-    def stop_after_first_batch(step: PipelineStep) -> None:
-        steps.append(step)
-        if isinstance(step, WindowsEmbedded):
-            stop.set()
+    class QueryOnly(Engines):
+        def for_windows(self, count: int) -> HashingEmbedder:  # type: ignore[override]
+            assert count == 0, f"asked to embed {count} window(s) that the cache holds"
+            return super().for_windows(count)  # type: ignore[return-value]
 
-    with pytest.raises(IndexingCancelled):
-        build_index(
-            corpus,
-            WindowParams(),
-            HashingEmbedder(),
-            on_step=stop_after_first_batch,
-            should_stop=stop.is_set,
-            batch_size=1,
-        )
-    assert sum(isinstance(s, WindowsEmbedded) for s in steps) == 1
-    assert not any(isinstance(s, IndexReady) for s in steps)
+    from raglens.vector_cache import ModelCache
+    from tests.integration.test_vector_cache import fake_fingerprint
+
+    with VectorCache.open(tmp_path) as cache:
+        model_cache = ModelCache(cache, fake_fingerprint(), 64)
+        build_index(corpus, WindowParams(), Engines.serving(HashingEmbedder()), cache=model_cache)
+        warm = QueryOnly.serving(HashingEmbedder())
+        index = build_index(corpus, WindowParams(), warm, cache=model_cache).snapshot()
+    assert index.is_complete

@@ -51,7 +51,7 @@ def test_rank_scores_are_exact_dot_products_and_have_no_floor() -> None:
     index = VectorIndex(_windows(50), 16)
     index.fill(range(50), vectors)
     query = normalize_rows(rng.standard_normal((1, 16)))[0]
-    result = rank(index, query, 5)
+    result = rank(index.snapshot(), query, 5)
     assert len(result.hits) == 5, "k hits come back however far away they are"
     assert [hit.rank for hit in result.hits] == [1, 2, 3, 4, 5]
     all_scores = vectors @ query
@@ -67,7 +67,7 @@ def test_rank_scores_are_exact_dot_products_and_have_no_floor() -> None:
 def test_rank_a_partial_index_ranks_only_what_is_embedded() -> None:
     index = VectorIndex(_windows(10), 4)
     index.fill([7, 2, 5], normalize_rows(np.eye(4, dtype=np.float32)[:3]))
-    result = rank(index, np.array([0, 0, 1, 0], dtype=np.float32), 5)
+    result = rank(index.snapshot(), np.array([0, 0, 1, 0], dtype=np.float32), 5)
     assert (result.ranked_count, result.window_count) == (3, 10)
     assert [hit.row for hit in result.hits] == [5, 2, 7], "the third unit vector was filled into row 5"
     assert result.ranked_rows.tolist() == [2, 5, 7]
@@ -77,10 +77,10 @@ def test_rank_a_partial_index_ranks_only_what_is_embedded() -> None:
 
 def test_rank_an_empty_index_returns_no_hits() -> None:
     index = VectorIndex(_windows(4), 4)
-    assert rank(index, np.ones(4, dtype=np.float32) / 2, 3).hits == ()
+    assert rank(index.snapshot(), np.ones(4, dtype=np.float32) / 2, 3).hits == ()
 
 
 def test_query_of_the_wrong_dimension_is_refused() -> None:
     index = VectorIndex(_windows(1), 4)
     with pytest.raises(ValueError, match="shape"):
-        rank(index, np.ones(3, dtype=np.float32), 1)
+        rank(index.snapshot(), np.ones(3, dtype=np.float32), 1)

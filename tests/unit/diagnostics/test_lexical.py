@@ -16,7 +16,8 @@ from raglens.diagnostics.lexical import (
 from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.straddle import find_straddles
 from raglens.embedding import normalize_rows
-from raglens.index import VectorIndex
+from raglens.engine import Engines
+from raglens.index import IndexSnapshot, VectorIndex
 from raglens.search import SearchResult, rank, rank_of
 from raglens.windows import Unit, Window
 from tests.conftest import MakeTree
@@ -57,11 +58,11 @@ def test_lexical_match_quotes_phrases_and_whole_tokens_only() -> None:
     assert not lexical_match("restart_worker", text).any  # a part of a longer name is not a match
 
 
-def windows_and_index(vectors: list[list[float]]) -> tuple[list[Window], VectorIndex]:
+def windows_and_index(vectors: list[list[float]]) -> tuple[list[Window], IndexSnapshot]:
     windows = [Window("f.py", Unit.CHARS, i, i * 10, i * 10 + 10, i + 1, i + 1) for i in range(len(vectors))]
     index = VectorIndex(windows, len(vectors[0]))
     index.fill(range(len(vectors)), normalize_rows(np.array(vectors, dtype=np.float32)))
-    return windows, index
+    return windows, index.snapshot()
 
 
 def test_identifier_report_gives_the_dense_rank_of_each_window_holding_it() -> None:
@@ -117,7 +118,7 @@ def test_rank_of_a_row_not_embedded_is_none() -> None:
     windows, index = windows_and_index([[1, 0], [0, 1]])
     partial = VectorIndex(windows, 2)
     partial.fill([1], index.vectors[1:2])
-    assert rank_of(rank(partial, np.array([1, 0], dtype=np.float32), 1), 0) is None
+    assert rank_of(rank(partial.snapshot(), np.array([1, 0], dtype=np.float32), 1), 0) is None
 
 
 def test_straddles_are_adjacent_windows_of_one_file() -> None:
@@ -149,7 +150,7 @@ def test_the_probes_ask_exactly_the_queries_they_planned() -> None:
     corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
     from raglens.windows import WindowParams
 
-    index = build_index(corpus, WindowParams(), embedder)
+    index = build_index(corpus, WindowParams(), Engines.serving(embedder)).snapshot()
     texts = corpus.texts()
     asked: list[str] = []
 
@@ -210,7 +211,7 @@ def test_the_straddle_probe_numbers_lines_as_citations_do_lone_cr_included(make_
     root = make_tree({"notes.md": text})
     embedder = HashingEmbedder()
     corpus = load_corpus(root, CorpusOptions())
-    index = build_index(corpus, WindowParams(size=400, overlap=40), embedder)
+    index = build_index(corpus, WindowParams(size=400, overlap=40), Engines.serving(embedder)).snapshot()
 
     def ranked(query: str, k: int) -> SearchResult:
         return rank(index, embedder.encode_query(query), k)

@@ -1,0 +1,215 @@
+"""The embedding process's side: open the engines, read the cache, embed windows and answer queries.
+
+Run as ``python -m raglens.embedding_server FD`` by :class:`raglens.embedding_process.EmbeddingProcess`,
+with one end of a socket pair as ``FD``. Everything that touches the model or the vector cache happens
+here, so the app's process never imports torch nor writes SQLite. A query is answered between two
+window batches, so a search never waits for the whole index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import os
+import signal
+import sys
+import threading
+from functools import singledispatchmethod
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import numpy as np
+
+from raglens.embedding_events import (
+    CacheLookedUp,
+    CacheTrouble,
+    EmbedFirst,
+    EmbedQuery,
+    IndexWindows,
+    ModelFailed,
+    ModelReady,
+    ProcessEvent,
+    QueryEmbedded,
+    Request,
+    ServerConfig,
+    Shutdown,
+    VectorsEmbedded,
+    WindowsDone,
+)
+from raglens.engine import Engines
+from raglens.errors import RaglensError
+from raglens.fingerprint import fingerprint_model
+from raglens.indexing import IndexBuilder
+from raglens.vector_cache import ModelCache, VectorCache
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies, SIGKILL included; elsewhere pipe EOF does it."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class _Stopped(Exception):
+    """The parent asked the process to stop."""
+
+
+class EmbeddingServer:
+    """The process's state: its engines, the cache, and the window set being embedded."""
+
+    def __init__(self, connection: Connection, config: ServerConfig) -> None:
+        self._connection = connection
+        self._config = config
+        self._cache: VectorCache | None = None
+        self._model_cache: ModelCache | None = None
+        cache_dir = Path(config.cache_dir) if config.cache_dir is not None else None
+        fingerprint = None
+        if cache_dir is not None:
+            cache = VectorCache.open(cache_dir)
+            self._report_cache_trouble(cache)
+            if cache.is_usable:
+                choice = config.choice
+                fingerprint = fingerprint_model(
+                    choice.model, choice.precision, factory=choice.factory, hash_large_file=cache.file_sha256
+                )
+                self._cache = cache
+                if fingerprint is not None:
+                    self._model_cache = ModelCache.of(cache, fingerprint)
+        export_dir = cache_dir if self._model_cache is not None else None
+        self.engines = Engines(config.choice, fingerprint, export_dir)
+        self._builder: IndexBuilder | None = None
+        self._generation = 0
+        self._exporter: threading.Thread | None = None
+
+    def send(self, event: ProcessEvent) -> None:
+        self._connection.send(event)
+
+    def serve(self) -> None:
+        """Answer requests until shutdown or a closed pipe; embed a batch whenever none is waiting."""
+        self.send(ModelReady(**dataclasses.asdict(self.engines.info())))
+        try:
+            while True:
+                while self._builder is None or self._connection.poll(0):
+                    self.handle(self._connection.recv())
+                self._embed_one_batch()
+        except _Stopped:
+            return
+
+    @singledispatchmethod
+    def handle(self, request: Request) -> None:
+        raise TypeError(f"the embedding process does not know {type(request).__name__}")
+
+    @handle.register
+    def _(self, request: EmbedQuery) -> None:
+        vector = self.engines.for_queries().encode_query(request.text)
+        self.send(QueryEmbedded(request.query_id, vector))
+
+    @handle.register
+    def _(self, request: IndexWindows) -> None:
+        self._generation = request.generation
+        entries = self._model_cache.lookup(request.texts) if self._model_cache is not None else None
+        missing = list(range(len(request.texts)))
+        if entries is not None and self._model_cache is not None:
+            found = [(row, entry) for row, entry in enumerate(entries) if entry is not None]
+            oldest = min((entry.stored for _, entry in found), default=None)
+            self.send(CacheLookedUp(request.generation, len(found), len(entries), oldest))
+            if found:
+                vectors = np.stack([entry.vector for _, entry in found])
+                rows = tuple(row for row, _ in found)
+                self.send(
+                    VectorsEmbedded(request.generation, rows, vectors, tuple(e.extent for _, e in found))
+                )
+            missing = [row for row, entry in enumerate(entries) if entry is None]
+            self._report_cache_trouble(self._model_cache.cache)
+        builder = IndexBuilder(
+            request.texts,
+            missing,
+            self.engines.for_windows,
+            cache=self._model_cache,
+            batch_size=self._config.batch_size,
+        )
+        builder.prioritize(request.first)
+        self._builder = builder
+        if builder.pending_count == 0:
+            self._finish_window_set()
+
+    @handle.register
+    def _(self, request: EmbedFirst) -> None:
+        if self._builder is not None and request.generation == self._generation:
+            self._builder.prioritize(request.rows)
+
+    @handle.register
+    def _(self, request: Shutdown) -> None:
+        raise _Stopped
+
+    def _embed_one_batch(self) -> None:
+        assert self._builder is not None
+        batch = self._builder.next_batch()
+        if batch is not None:
+            self.send(VectorsEmbedded(self._generation, batch.rows, batch.vectors, batch.extents))
+            if self._model_cache is not None:
+                self._report_cache_trouble(self._model_cache.cache)
+        if self._builder.pending_count == 0:
+            self._finish_window_set()
+
+    def _finish_window_set(self) -> None:
+        self._builder = None
+        self.send(WindowsDone(self._generation))
+        if self._exporter is None:
+            # A thread of this process: torch is loaded here already, and queries keep being answered.
+            # The export is for the next launch: this one keeps the engine its scores came from.
+            self._exporter = threading.Thread(
+                target=self.engines.export_if_wanted,
+                kwargs={"use_now": False},
+                name="raglens-onnx-export",
+                daemon=True,
+            )
+            self._exporter.start()
+
+    def _report_cache_trouble(self, cache: VectorCache) -> None:
+        while cache.warnings:
+            self.send(CacheTrouble(cache.warnings.pop(0)))
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+
+
+def _failure_message(error: Exception) -> str:
+    """A raglens error's own message, or the exception's type and text for anything else."""
+    return str(error) if isinstance(error, RaglensError) else f"{type(error).__name__}: {error}"
+
+
+def main(argv: list[str]) -> int:
+    """Serve the parent on the socket whose descriptor is ``argv[0]``."""
+    _die_with_parent()
+    # Embedding keeps every core busy; a lower priority lets the UI's process run the moment it needs to.
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(10)
+    connection = Connection(int(argv[0]))
+    server: EmbeddingServer | None = None
+    try:
+        config = connection.recv()
+        assert isinstance(config, ServerConfig), f"expected the server's configuration, got {config!r}"
+        try:
+            server = EmbeddingServer(connection, config)
+            server.serve()
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            return 0  # the parent is gone
+        except Exception as error:  # any failure is one message to the parent, not a dead pipe
+            with contextlib.suppress(OSError):
+                connection.send(ModelFailed(_failure_message(error)))
+            return 1
+    except (EOFError, OSError):
+        return 0
+    finally:
+        if server is not None:
+            server.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

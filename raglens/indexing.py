@@ -1,0 +1,96 @@
+"""The one index builder: embeds the windows without a vector, batch by batch, each batch cached as made.
+
+The CLI drives it in its own process; the explorer drives it inside the embedding process, between
+queries. Either way a batch is embedded, measured (how much of each window the model reads) and
+stored in the vector cache in one place, and the rows of the file in view can jump the queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder
+from raglens.embedding_events import ReadingExtent
+from raglens.vector_cache import ModelCache
+
+
+@dataclass(frozen=True, eq=False)
+class EmbeddedBatch:
+    """The vectors of some windows, by their rows in the index."""
+
+    rows: tuple[int, ...]
+    vectors: np.ndarray
+    """Unit float32 rows, one per entry of ``rows``."""
+    extents: tuple[ReadingExtent, ...]
+    """How much of each window the model read."""
+
+
+class IndexBuilder:
+    """The rows still to embed, in the order they will be embedded, and the embedding of each batch."""
+
+    def __init__(
+        self,
+        texts: Sequence[str],
+        rows: Iterable[int],
+        engine: Callable[[int], Embedder],
+        *,
+        cache: ModelCache | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        """``texts`` holds every window's text by row; ``rows`` are those to embed, in order.
+
+        ``engine`` opens the embedder for a number of windows, on the first batch only: a builder
+        with nothing to embed never loads a model.
+        """
+        if batch_size <= 0:
+            raise ValueError(f"batch size must be positive, got {batch_size}")
+        self._texts = texts
+        self._order = list(dict.fromkeys(rows))
+        self._next = 0
+        self._engine = engine
+        self._embedder: Embedder | None = None
+        self._cache = cache
+        self._batch_size = batch_size
+
+    @property
+    def pending_count(self) -> int:
+        """How many rows are still to embed."""
+        return len(self._order) - self._next
+
+    def pending_rows(self) -> list[int]:
+        """The rows still to embed, in the order they will be embedded."""
+        return self._order[self._next :]
+
+    def prioritize(self, rows: Iterable[int]) -> None:
+        """Embed those of ``rows`` still pending next, in the order given; the rest keep their order."""
+        pending = self._order[self._next :]
+        waiting = set(pending)
+        first = [row for row in dict.fromkeys(rows) if row in waiting]
+        if not first:
+            return
+        chosen = set(first)
+        self._order = first + [row for row in pending if row not in chosen]
+        self._next = 0
+
+    def next_batch(self) -> EmbeddedBatch | None:
+        """Embed the next batch and store it in the cache; None when every row is done."""
+        rows = self._order[self._next : self._next + self._batch_size]
+        if not rows:
+            return None
+        if self._embedder is None:
+            self._embedder = self._engine(self.pending_count)
+        texts = [self._texts[row] for row in rows]
+        vectors = self._embedder.encode(texts)
+        extents = self._embedder.reading_extents(texts)
+        if self._cache is not None:
+            self._cache.store(texts, vectors, extents)
+        self._next += len(rows)
+        return EmbeddedBatch(tuple(rows), vectors, tuple(extents))
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder the batches went through, once the first batch opened it."""
+        return self._embedder

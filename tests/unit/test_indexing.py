@@ -1,0 +1,66 @@
+"""The one index builder: every pending row embedded once, in order, the prioritised rows first."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from raglens.indexing import IndexBuilder
+from tests.fakes import HashingEmbedder
+
+
+def _drain(builder: IndexBuilder) -> list[int]:
+    rows: list[int] = []
+    while (batch := builder.next_batch()) is not None:
+        rows.extend(batch.rows)
+    return rows
+
+
+@given(
+    st.lists(st.integers(0, 29), unique=True),
+    st.lists(st.integers(0, 40), max_size=10),
+    st.integers(1, 7),
+    st.integers(0, 5),
+)
+def test_every_pending_row_is_embedded_once_with_the_prioritised_ones_next(
+    pending: list[int], first: list[int], batch_size: int, batches_before: int
+) -> None:
+    texts = [f"window {row} about queues" for row in range(30)]
+    builder = IndexBuilder(texts, pending, lambda count: HashingEmbedder(), batch_size=batch_size)
+    done: list[int] = []
+    for _ in range(batches_before):
+        batch = builder.next_batch()
+        if batch is not None:
+            done.extend(batch.rows)
+    waiting = builder.pending_rows()
+    builder.prioritize(first)
+    rest = _drain(builder)
+    assert sorted(done + rest) == sorted(pending)
+    wanted = [row for row in dict.fromkeys(first) if row in waiting]
+    assert rest[: len(wanted)] == wanted
+    assert [row for row in rest if row not in wanted] == [row for row in waiting if row not in wanted]
+
+
+def test_batches_carry_the_embedders_vectors_and_extents_by_row() -> None:
+    texts = [f"text {i} " * (i + 1) for i in range(10)]
+    opened: list[int] = []
+
+    def engine(count: int) -> HashingEmbedder:
+        opened.append(count)
+        return HashingEmbedder(max_seq_length=6)
+
+    builder = IndexBuilder(texts, [9, 3, 4], engine, batch_size=2)
+    first, second = builder.next_batch(), builder.next_batch()
+    assert first is not None and second is not None and builder.next_batch() is None
+    assert (first.rows, second.rows) == ((9, 3), (4,))
+    np.testing.assert_array_equal(first.vectors, HashingEmbedder().encode([texts[9], texts[3]]))
+    assert first.extents == tuple(HashingEmbedder(max_seq_length=6).reading_extents([texts[9], texts[3]]))
+    assert opened == [3], "the engine is opened once, for the windows still to embed"
+
+
+def test_nothing_to_embed_opens_no_engine() -> None:
+    def engine(count: int) -> HashingEmbedder:
+        raise AssertionError("no model should be opened")
+
+    assert IndexBuilder(["a", "b"], [], engine).next_batch() is None

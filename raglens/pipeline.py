@@ -17,7 +17,7 @@ from raglens.index import IndexSnapshot, VectorIndex
 from raglens.indexing import IndexBuilder
 from raglens.search import SearchResult, rank
 from raglens.vector_cache import CachedVector, ModelCache
-from raglens.windows import Window, WindowParams, cut_windows
+from raglens.windows import WindowParams, cut_corpus, window_texts
 
 
 @dataclass(frozen=True)
@@ -97,16 +97,6 @@ def read_corpus(
     corpus = load_corpus(path, options)
     on_step(FilesFound(len(corpus.files), len(corpus.skipped)))
     return corpus
-
-
-def cut_corpus(corpus: Corpus, params: WindowParams) -> list[Window]:
-    """Every window of every file, in corpus order."""
-    return [window for source in corpus.files for window in cut_windows(source.path, source.text, params)]
-
-
-def window_texts(corpus: Corpus, windows: Sequence[Window]) -> list[str]:
-    """The text of each window, sliced from its file."""
-    return [window.text_in(corpus.file(window.path).text) for window in windows]
 
 
 def fill_from_cache(index: VectorIndex, entries: Sequence[CachedVector | None]) -> list[int]:

@@ -6,9 +6,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from raglens.errors import BadInputError
 from raglens.lines import LineIndex
+
+if TYPE_CHECKING:
+    from raglens.corpus import Corpus
 
 _NON_SPACE = re.compile(r"\S")
 _WORD = re.compile(r"\S+")
@@ -152,3 +156,13 @@ def cut_windows(path: str, text: str, params: WindowParams) -> list[Window]:
             )
         )
     return windows
+
+
+def cut_corpus(corpus: Corpus, params: WindowParams) -> list[Window]:
+    """Every window of every file, in corpus order."""
+    return [window for source in corpus.files for window in cut_windows(source.path, source.text, params)]
+
+
+def window_texts(corpus: Corpus, windows: Sequence[Window]) -> list[str]:
+    """The text of each window, sliced from its file."""
+    return [window.text_in(corpus.file(window.path).text) for window in windows]

@@ -286,7 +286,7 @@ def _run_app(args: argparse.Namespace) -> int:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
     import platformdirs
 
-    from raglens.ui.app import AppConfig, RaglensApp
+    from raglens.ui.app_config import AppConfig, start_embedding_process
 
     params = _window_params(args)
     CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
@@ -308,8 +308,15 @@ def _run_app(args: argparse.Namespace) -> int:
         error_log_path=str(log_folder / "raglens.log"),
         embedder_factory=args.embedder_factory,
     )
-    app = RaglensApp(config)
-    app.run()
+    # Started before Textual is imported: the model's engine opens while the app loads and paints.
+    process = start_embedding_process(config)
+    try:
+        from raglens.ui.app import RaglensApp
+
+        app = RaglensApp(config, process)
+        app.run()
+    finally:
+        process.close(timeout=2)
     return app.return_code or ExitCode.OK
 
 
@@ -317,7 +324,7 @@ def _run_files(args: argparse.Namespace) -> int:
     from raglens.cli.documents import dump, files_document
     from raglens.cli.render import print_files
     from raglens.diagnostics.coverage import measure_coverage, token_counter_for
-    from raglens.pipeline import cut_corpus
+    from raglens.windows import cut_corpus
 
     params = _window_params(args)
     corpus = _scan(args)

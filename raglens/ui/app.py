@@ -6,7 +6,6 @@ import contextlib
 import gc
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,11 +21,12 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
-from raglens.embedding_events import ModelChoice, ModelReady, ProcessEnded
+from raglens.embedding_events import ModelReady, ProcessEnded
 from raglens.embedding_process import EmbeddingProcess
 from raglens.errors import RaglensError
 from raglens.precision import choose_precision, precision_note, read_cpu_features
 from raglens.printable import printable
+from raglens.ui.app_config import AppConfig, start_embedding_process
 from raglens.ui.error_log import write_error_log
 from raglens.ui.futures import result_unless_cancelled
 from raglens.ui.highlight import warm_up
@@ -75,41 +75,6 @@ RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
 
 
-@dataclass(frozen=True)
-class AppConfig:
-    """Everything the app is started with; mirrors the headless CLI's flags."""
-
-    path: str
-    params: WindowParams = field(default_factory=WindowParams)
-    k: int = 5
-    query: str = ""
-    model: str | None = None
-    device: str | None = None
-    offline: bool = True
-    max_file_bytes: int = 1_000_000
-    embedder_factory: str | None = None
-    """``module:callable`` of another embedder (tests use a fake); None means sentence-transformers."""
-    log_path: str | None = None
-    """Where the embedding process writes its own output; None discards it."""
-    cache_dir: str | None = None
-    """The vector cache's folder; None runs without a cache."""
-    precision: str | None = None
-    """``fp32`` (also for None: the model's exact ranking) or ``bf16`` (approximate, labelled so)."""
-    show_rates: bool = True
-    """Show windows per second, the ETA and the progress bar; snapshot tests turn them off."""
-    error_log_path: str | None = None
-    """Where a worker's traceback is appended when it fails; None keeps it to the notification."""
-    golden_path: str | None = None
-    """The golden JSONL file ``g`` appends cases to; None: one per corpus in the user data folder."""
-
-    @property
-    def choice(self) -> ModelChoice:
-        """The model to run and how, as the embedding process takes it."""
-        return ModelChoice(
-            self.model, self.device, choose_precision(self.precision), self.offline, self.embedder_factory
-        )
-
-
 class RaglensApp(Navigation, LabActions):
     """Runs rung-1 naive RAG on one folder and shows every step of it."""
 
@@ -142,7 +107,9 @@ class RaglensApp(Navigation, LabActions):
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
 
-    def __init__(self, config: AppConfig) -> None:
+    def __init__(self, config: AppConfig, process: EmbeddingProcess | None = None) -> None:
+        """``process`` is an embedding process already started for ``config`` (the CLI starts it before
+        importing Textual, so the model opens while the app loads); None starts one at mount."""
         super().__init__()
         self.config = config
         self.params = config.params
@@ -170,7 +137,7 @@ class RaglensApp(Navigation, LabActions):
         """Every window of the current parameters, in corpus order (the index's rows once it exists)."""
         self._file_rows: dict[str, range] = {}
         """The rows of each file's windows: contiguous, since windows are cut file by file."""
-        self._process: EmbeddingProcess | None = None
+        self._process: EmbeddingProcess | None = process
         self._generation = 0
         """Which window set the index belongs to; vectors of an older set are dropped on arrival."""
         self._from_cache = 0
@@ -198,14 +165,16 @@ class RaglensApp(Navigation, LabActions):
     def on_mount(self) -> None:
         self._narrate(f"reading {self.config.path}")
         self._handle_termination()
-        # Started before the first frame: the process imports and opens its engine while Textual paints.
-        self._process = EmbeddingProcess(
-            self.config.choice, cache_dir=self.config.cache_dir, log_path=self.config.log_path
-        )
+        if self._process is None:  # before the first frame: the engine opens while Textual paints
+            self._process = start_embedding_process(self.config)
         self._refresh_status()
         self.query_one("#query", Input).focus()
-        # The workers' imports compete with the first paint for the GIL: start them once it is on screen.
-        self.call_after_refresh(self._start_background_work)
+        # Reading the corpus is mostly file I/O and imports nothing heavy: it starts with the first paint.
+        self.read_corpus(self.params)
+        self._narrate(f"loading {self.config.choice.label} in a separate process")
+        # The relay imports numpy (~0.15 s of the GIL): after the first paint, well before the model is ready.
+        self.call_after_refresh(self.relay_events, self._process)
+        self.call_after_refresh(self._settle_heap)
 
     def _handle_termination(self) -> None:
         """On SIGTERM or SIGHUP, exit as if the user quit: the terminal is restored, the process stopped.
@@ -222,13 +191,6 @@ class RaglensApp(Navigation, LabActions):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(number, self.exit, None, TERMINATED_EXIT_CODE)
                 self._signals.append(number)
-
-    def _start_background_work(self) -> None:
-        self._settle_heap()
-        self.read_corpus(self.params)
-        self._narrate(f"loading {self.config.choice.label} in a separate process")
-        if self._process is not None:
-            self.relay_events(self._process)
 
     def _settle_heap(self) -> None:
         """Exempt the objects alive now (Textual's, the corpus's) from the cyclic garbage collector.
@@ -252,7 +214,7 @@ class RaglensApp(Navigation, LabActions):
 
     @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
     def read_corpus(self, params: WindowParams) -> None:
-        from raglens.pipeline import cut_corpus, window_texts  # numpy: here, off the UI thread
+        from raglens.windows import cut_corpus, window_texts
 
         try:
             corpus = load_corpus(self.config.path, CorpusOptions(max_file_bytes=self.config.max_file_bytes))
@@ -269,7 +231,14 @@ class RaglensApp(Navigation, LabActions):
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
     def relay_events(self, process: EmbeddingProcess) -> None:
-        """Post each event of the embedding process as its own message, until the process ends."""
+        """Post each event of the embedding process as its own message, until the process ends.
+
+        numpy is imported here first, by this thread alone, before any event can need it: the index
+        the UI thread builds on EngineReady, the vectors this thread unpickles. Two threads importing
+        numpy at once can leave one of them a half-initialised module.
+        """
+        import raglens.index  # noqa: F401
+
         worker = get_current_worker()
         while not worker.is_cancelled:
             event = process.next_event(timeout=0.1)
@@ -348,7 +317,7 @@ class RaglensApp(Navigation, LabActions):
         pending = self._pending_windows
         if pending is None or self.model is None or self._process is None:
             return
-        from raglens.index import VectorIndex  # loaded by the workers by now; a lookup here
+        from raglens.index import VectorIndex  # imported by the relay before it posted EngineReady
 
         self._pending_windows = None
         self._generation += 1

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import Embedder
+from raglens.engine import Engines
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
-from raglens.pipeline import WindowsEmbedded, build_index, cut_corpus, look_up_windows, window_texts
+from raglens.pipeline import WindowsEmbedded, build_index
 from raglens.vector_cache import ModelCache, VectorCache
-from raglens.windows import Unit, WindowParams
+from raglens.windows import Unit, WindowParams, cut_corpus, window_texts
 
 QUERY = "how does the cache decide which windows to embed again?"
 
@@ -34,7 +35,7 @@ def timed_build(corpus, params, embedder, cache):  # type: ignore[no-untyped-def
             embedded = step.done
 
     started = time.perf_counter()
-    index = build_index(corpus, params, embedder, cache=cache, on_step=count)
+    index = build_index(corpus, params, Engines.serving(embedder), cache=cache, on_step=count).snapshot()
     return time.perf_counter() - started, embedded, index.window_count
 
 
@@ -90,9 +91,12 @@ def main() -> None:
         size = sum(path.stat().st_size for path in cache_dir.iterdir())
         texts = window_texts(corpus, cut_corpus(corpus, params))
         started = time.perf_counter()
-        lookup = look_up_windows(cache_dir, None, texts, factory=factory)
+        with VectorCache.open(cache_dir) as cache:  # as the embedding process reads it for the app
+            identity = fingerprint_model(None, factory=factory, hash_large_file=cache.file_sha256)
+            assert identity is not None
+            found = sum(entry is not None for entry in ModelCache.of(cache, identity).lookup(texts))
         elapsed_ms = (time.perf_counter() - started) * 1000
-        print(f"the app's cache read: {lookup.found} of {len(texts)} windows in {elapsed_ms:.0f} ms")
+        print(f"the app's cache read: {found} of {len(texts)} windows in {elapsed_ms:.0f} ms")
         print(f"cache file: {size / 1e6:.1f} MB for {entries} vectors ({size / entries:.0f} bytes each)")
         if not args.fake:
             command = [sys.executable, "-m", "raglens", "search", args.path, QUERY, "-q", "--json"]

@@ -11,8 +11,9 @@ import statistics
 import time
 
 from raglens.corpus import CorpusOptions
-from raglens.pipeline import build_index, cut_corpus, read_corpus, search_index
-from raglens.windows import WindowParams
+from raglens.engine import Engines
+from raglens.pipeline import build_index, read_corpus, search_index
+from raglens.windows import WindowParams, cut_corpus
 
 QUERIES = (
     "what happens after a job is acknowledged?",
@@ -44,7 +45,7 @@ def main() -> None:
     load_s = time.perf_counter() - started
 
     started = time.perf_counter()
-    index = build_index(corpus, WindowParams(), embedder)
+    index = build_index(corpus, WindowParams(), Engines.serving(embedder)).snapshot()
     embed_s = time.perf_counter() - started
 
     latencies = []

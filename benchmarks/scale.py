@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from raglens.embedding import normalize_rows
-from raglens.index import VectorIndex
+from raglens.index import IndexSnapshot, VectorIndex
 from raglens.search import rank
 from raglens.windows import Unit, Window
 
@@ -58,7 +58,7 @@ def embedded_queries() -> tuple[list[np.ndarray], list[float]]:
     return vectors, timings
 
 
-def synthetic_index(count: int) -> VectorIndex:
+def synthetic_index(count: int) -> IndexSnapshot:
     windows = [Window("synthetic.txt", Unit.CHARS, i, i * 800, i * 800 + 1000, 1, 1) for i in range(count)]
     index = VectorIndex(windows, DIMENSION)
     rng = np.random.default_rng(0)
@@ -66,7 +66,7 @@ def synthetic_index(count: int) -> VectorIndex:
         stop = min(start + 100_000, count)
         block = normalize_rows(rng.standard_normal((stop - start, DIMENSION), dtype=np.float32))
         index.fill(range(start, stop), block)
-    return index
+    return index.snapshot()
 
 
 def latency() -> None:
@@ -105,7 +105,8 @@ for start in range(0, len(windows), 10_000):
     stop = min(start + 10_000, len(windows))
     block = rng.standard_normal((stop - start, 384), dtype=np.float32)
     index.fill(range(start, stop), normalize_rows(block))
-rank(index, index.vectors[0], 10)
+snapshot = index.snapshot()
+rank(snapshot, snapshot.vectors[0], 10)
 text_bytes = sum(len(t) for t in texts)  # ASCII: one byte a character
 peak = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM"))
 print(len(windows), len(windows) * 384 * 4, text_bytes, peak)

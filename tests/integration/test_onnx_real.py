@@ -17,8 +17,7 @@ from raglens.embedding_events import ModelChoice, ModelReady
 from raglens.embedding_process import EmbeddingProcess
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
 from raglens.onnx_model import OnnxEmbedder, export_model, export_path
-from raglens.pipeline import cut_corpus, window_texts
-from raglens.windows import WindowParams
+from raglens.windows import WindowParams, cut_corpus, window_texts
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
 
 pytestmark = pytest.mark.model

@@ -79,7 +79,9 @@ class EmbeddingServer:
                 if fingerprint is not None:
                     self._model_cache = ModelCache.of(cache, fingerprint)
         export_dir = cache_dir if self._model_cache is not None else None
-        self.engines = Engines(config.choice, fingerprint, export_dir)
+        # Never exports first: that would hold every query for the export's seconds. The export
+        # follows the windows instead, in a thread, for the next launch.
+        self.engines = Engines(config.choice, fingerprint, export_dir, export_first_from=None)
         self._builder: IndexBuilder | None = None
         self._generation = 0
         self._exporter: threading.Thread | None = None

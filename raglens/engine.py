@@ -53,12 +53,18 @@ class Engines:
         cache_dir: Path | None,
         *,
         on_note: Note = _say_nothing,
+        export_first_from: int | None = EXPORT_FIRST_FROM,
     ) -> None:
-        """``fingerprint`` and ``cache_dir`` locate the export; without either, no export is used or made."""
+        """``fingerprint`` and ``cache_dir`` locate the export; without either, no export is used or made.
+
+        ``export_first_from``: from this many windows to embed on, export before embedding them; None
+        never exports first (the explorer's process, which must keep answering queries meanwhile).
+        """
         self.choice = choice
         self._fingerprint = fingerprint
         self._cache_dir = cache_dir
         self._on_note = on_note
+        self._export_first_from = export_first_from
         self._export: Embedder | None = None
         self._export_looked_up = False
         self._export_tried = False
@@ -114,10 +120,11 @@ class Engines:
             return exported
         if self._model is None:
             self._model = self._open_model()
-            if count >= EXPORT_FIRST_FROM and self.export_if_wanted():
-                exported = self._exported()
-                if exported is not None and is_exact(self.choice.precision):
-                    return exported
+        first_from = self._export_first_from
+        if first_from is not None and count >= first_from and self.export_if_wanted():
+            exported = self._exported()
+            if exported is not None and is_exact(self.choice.precision):
+                return exported
         return self._model
 
     def info(self) -> EngineInfo:

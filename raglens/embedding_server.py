@@ -19,8 +19,6 @@ from functools import singledispatchmethod
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-import numpy as np
-
 from raglens.embedding_events import (
     CacheLookedUp,
     CacheTrouble,
@@ -40,7 +38,7 @@ from raglens.embedding_events import (
 from raglens.engine import Engines
 from raglens.errors import RaglensError
 from raglens.fingerprint import fingerprint_model
-from raglens.indexing import IndexBuilder
+from raglens.indexing import IndexBuilder, cached_batch
 from raglens.vector_cache import ModelCache, VectorCache
 
 _PR_SET_PDEATHSIG = 1
@@ -112,18 +110,14 @@ class EmbeddingServer:
     @handle.register
     def _(self, request: IndexWindows) -> None:
         self._generation = request.generation
-        entries = self._model_cache.lookup(request.texts) if self._model_cache is not None else None
         missing = list(range(len(request.texts)))
-        if entries is not None and self._model_cache is not None:
-            found = [(row, entry) for row, entry in enumerate(entries) if entry is not None]
-            oldest = min((entry.stored for _, entry in found), default=None)
-            self.send(CacheLookedUp(request.generation, len(found), len(entries), oldest))
-            if found:
-                vectors = np.stack([entry.vector for _, entry in found])
-                rows = tuple(row for row, _ in found)
-                self.send(
-                    VectorsEmbedded(request.generation, rows, vectors, tuple(e.extent for _, e in found))
-                )
+        if self._model_cache is not None:
+            entries = self._model_cache.lookup(request.texts)
+            oldest = min((entry.stored for entry in entries if entry is not None), default=None)
+            cached = cached_batch(entries)
+            self.send(CacheLookedUp(request.generation, len(cached.rows), len(entries), oldest))
+            if cached.rows:
+                self.send(VectorsEmbedded(request.generation, cached.rows, cached.vectors, cached.extents))
             missing = [row for row, entry in enumerate(entries) if entry is None]
             self._report_cache_trouble(self._model_cache.cache)
         builder = IndexBuilder(

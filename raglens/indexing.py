@@ -14,7 +14,7 @@ import numpy as np
 
 from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder
 from raglens.embedding_events import ReadingExtent
-from raglens.vector_cache import ModelCache
+from raglens.vector_cache import CachedVector, ModelCache
 
 
 @dataclass(frozen=True, eq=False)
@@ -26,6 +26,17 @@ class EmbeddedBatch:
     """Unit float32 rows, one per entry of ``rows``."""
     extents: tuple[ReadingExtent, ...]
     """How much of each window the model read."""
+
+
+def cached_batch(entries: Sequence[CachedVector | None]) -> EmbeddedBatch:
+    """The vectors a cache lookup found, by row, as one batch (empty when it found none)."""
+    found = [(row, entry) for row, entry in enumerate(entries) if entry is not None]
+    rows = tuple(row for row, _ in found)
+    dimension = found[0][1].vector.shape[0] if found else 0
+    vectors = (
+        np.stack([entry.vector for _, entry in found]) if found else np.zeros((0, dimension), np.float32)
+    )
+    return EmbeddedBatch(rows, vectors, tuple(entry.extent for _, entry in found))
 
 
 class IndexBuilder:

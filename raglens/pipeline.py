@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.display import describe_age
 from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder
 from raglens.engine import Engines
 from raglens.index import IndexSnapshot, VectorIndex
-from raglens.indexing import IndexBuilder
+from raglens.indexing import IndexBuilder, cached_batch
 from raglens.search import SearchResult, rank
 from raglens.vector_cache import CachedVector, ModelCache
 from raglens.windows import WindowParams, cut_corpus, window_texts
@@ -99,20 +97,6 @@ def read_corpus(
     return corpus
 
 
-def fill_from_cache(index: VectorIndex, entries: Sequence[CachedVector | None]) -> list[int]:
-    """Fill every row with a cached vector of the index's dimension; the rows still to embed, in order."""
-    usable = [
-        (row, entry)
-        for row, entry in enumerate(entries)
-        if entry is not None and entry.vector.shape == (index.dimension,)
-    ]
-    if usable:
-        vectors = np.stack([entry.vector for _, entry in usable])
-        index.fill([row for row, _ in usable], vectors, [entry.extent for _, entry in usable])
-    filled = {row for row, _ in usable}
-    return [row for row in range(index.window_count) if row not in filled]
-
-
 def build_index(
     corpus: Corpus,
     params: WindowParams,
@@ -136,7 +120,8 @@ def build_index(
         on_step(VectorsFromCache(len(windows) - len(missing), len(windows)))
     engine = engines.for_windows(len(missing)) if missing else engines.for_queries()
     index = VectorIndex(windows, engine.dimension)
-    missing = fill_from_cache(index, entries)
+    cached = cached_batch(entries)
+    index.fill(cached.rows, cached.vectors, cached.extents)
     builder = IndexBuilder(texts, missing, engines.for_windows, cache=cache, batch_size=batch_size)
     while (batch := builder.next_batch()) is not None:
         index.fill(batch.rows, batch.vectors, batch.extents)

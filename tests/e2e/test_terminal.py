@@ -145,3 +145,85 @@ def test_sigterm_closes_the_app_cleanly_and_a_restart_resumes(tmp_path: Path) ->
     )
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["cache"]["from_cache"] == kept
+
+
+def family_of(pid: int) -> list[int]:
+    """``pid`` and every process below it, read from /proc."""
+    family, frontier = [pid], [pid]
+    while frontier:
+        parent = frontier.pop()
+        found = subprocess.run(["pgrep", "-P", str(parent)], capture_output=True, text=True, check=False)
+        children = [int(child) for child in found.stdout.split()]
+        family += children
+        frontier += children
+    return family
+
+
+CLOSE_MOMENTS = {
+    "at the first frame": lambda shown: "how are failed jobs retried?" in shown,
+    "while it embeds": lambda shown: "embedded " in shown and "windows embedded" not in shown,
+    "with the hits drawn": lambda shown: "ranked over all" in shown,
+}
+
+
+@pytest.mark.parametrize("moment", list(CLOSE_MOMENTS), ids=lambda moment: moment.replace(" ", "-"))
+@pytest.mark.parametrize("trial", range(2))
+def test_closing_the_terminal_leaves_no_process_and_a_whole_cache(
+    tmp_path: Path, moment: str, trial: int
+) -> None:
+    """Closing the terminal (tmux kill-session sends SIGHUP) ends the app and its embedding process."""
+    cache = tmp_path / "cache"
+    fake = "tests.fakes:PacedHashingEmbedder"
+    app = f"{sys.executable} -m raglens sample_corpus 'how are failed jobs retried?' --cache-dir {cache}"
+    command = f"cd {REPO_ROOT} && exec env -u COLUMNS -u LINES PYTHONPATH=. {app} --embedder-factory {fake}"
+    name = f"raglens-test-{uuid.uuid4().hex[:8]}"
+    tmux("new-session", "-d", "-s", name, "-x", "150", "-y", "45", command)
+    try:
+        wait_for_screen(name, CLOSE_MOMENTS[moment], moment)
+        family = family_of(int(tmux("list-panes", "-t", name, "-F", "#{pane_pid}").strip()))
+        assert len(family) >= 2, "the embedding process runs beside the app"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
+    deadline = time.monotonic() + 5
+    while any(Path(f"/proc/{pid}").exists() for pid in family) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in family if Path(f"/proc/{pid}").exists()]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes outlived the closed terminal ({moment})"
+    if (cache / CACHE_FILE_NAME).exists():
+        with sqlite3.connect(cache / CACHE_FILE_NAME) as connection:
+            assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_sigkill_of_the_app_takes_its_embedding_process_down(tmp_path: Path) -> None:
+    """The embedding process asks Linux to kill it when its parent dies, so no model is left in memory."""
+    fake = "tests.fakes:PacedHashingEmbedder"
+    app = f"{sys.executable} -m raglens sample_corpus --cache-dir {tmp_path} --embedder-factory {fake}"
+    name = f"raglens-test-{uuid.uuid4().hex[:8]}"
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        name,
+        "-x",
+        "150",
+        "-y",
+        "45",
+        f"cd {REPO_ROOT} && exec env PYTHONPATH=. {app}",
+    )
+    try:
+        wait_for_screen(name, lambda shown: "embedded " in shown, "indexing under way")
+        pid = int(tmux("list-panes", "-t", name, "-F", "#{pane_pid}").strip())
+        family = family_of(pid)
+        assert len(family) >= 2, "the embedding process runs beside the app"
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while any(Path(f"/proc/{member}").exists() for member in family) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [member for member in family if Path(f"/proc/{member}").exists()]
+        for member in left:
+            os.kill(member, signal.SIGKILL)
+        assert not left, "the embedding process outlived the killed app"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)

@@ -101,6 +101,17 @@ class CacheInfo:
         return sum(model.entries for model in self.models)
 
 
+UNIT_TOLERANCE = 1e-3
+"""How far from 1 a stored vector's length may be; float32 unit rows are within 1e-6."""
+
+
+def is_unit_vector(vector: np.ndarray) -> bool:
+    """Whether ``vector`` is finite with unit length, as every vector raglens stores is."""
+    if not np.isfinite(vector).all():
+        return False
+    return abs(float(np.linalg.norm(vector.astype(np.float64))) - 1.0) <= UNIT_TOLERANCE
+
+
 class VectorCache:
     """An open cache file; every method degrades to "nothing cached" instead of raising."""
 
@@ -186,6 +197,8 @@ class VectorCache:
                     if len(blob) != 4 * dimension:
                         continue  # written under another dimension: never serve it
                     vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                    if not is_unit_vector(vector):
+                        continue  # damaged on disk: embedded again rather than ranked first for every query
                     extent = ReadingExtent(token_count, chars_read)
                     found[bytes(key)] = CachedVector(vector, extent, stored)
         return found

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from raglens.corpus import CorpusOptions, load_corpus
+from raglens.embedding import normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.engine import Engines
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
@@ -45,7 +46,7 @@ class CountingEmbedder(HashingEmbedder):
 
 
 def test_stored_vectors_come_back_exactly_and_only_for_their_fingerprint(tmp_path: Path) -> None:
-    vectors = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    vectors = normalize_rows(np.random.default_rng(1).standard_normal((3, 4)))  # raglens stores unit rows
     extents = [ReadingExtent(10 + i, 100 + i) for i in range(3)]
     with VectorCache.open(tmp_path) as cache:
         ModelCache(cache, fake_fingerprint("a"), 4).store(["x", "y", "z"], vectors, extents)
@@ -282,7 +283,7 @@ def test_keys_tell_apart_texts_that_differ_at_all(texts: list[str]) -> None:
 def test_a_cache_that_cannot_be_opened_is_left_alone(tmp_path: Path) -> None:
     import raglens.vector_cache as vector_cache
 
-    one = np.ones((1, 2), np.float32)
+    one = normalize_rows(np.ones((1, 2), np.float32))
     with VectorCache.open(tmp_path) as cache:
         ModelCache(cache, fake_fingerprint(), 2).store(["x"], one, [ReadingExtent(1, 1)])
 
@@ -297,3 +298,29 @@ def test_a_cache_that_cannot_be_opened_is_left_alone(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(f"{CACHE_FILE_NAME}.broken-*")), "a locked file is not moved aside"
     with VectorCache.open(tmp_path) as cache:
         assert ModelCache(cache, fake_fingerprint(), 2).lookup(["x"])[0] is not None
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [np.full(64, np.nan), np.full(64, 1e30), np.eye(64)[0] * 32.9, np.zeros(64)],
+    ids=["all-nan", "huge", "not-unit", "zero"],
+)
+def test_a_poisoned_vector_is_never_served_and_is_embedded_again(tmp_path: Path, poison: np.ndarray) -> None:
+    """Only finite unit vectors come back from the cache: anything else would rank first or break JSON."""
+    corpus = load_corpus(REPO / "sample_corpus", CorpusOptions())
+    with VectorCache.open(tmp_path) as cache:
+        model_cache = ModelCache(cache, fake_fingerprint(), 64)
+        build_index(corpus, WindowParams(), Engines.serving(CountingEmbedder()), cache=model_cache)
+    with sqlite3.connect(tmp_path / CACHE_FILE_NAME) as connection:
+        (key,) = connection.execute("SELECT text_hash FROM vectors LIMIT 1").fetchone()
+        blob = np.asarray(poison, dtype="<f4").tobytes()
+        connection.execute("UPDATE vectors SET vector = ? WHERE text_hash = ?", (blob, key))
+    with VectorCache.open(tmp_path) as cache:
+        again = CountingEmbedder()
+        index = build_index(
+            corpus, WindowParams(), Engines.serving(again), cache=ModelCache(cache, fake_fingerprint(), 64)
+        )
+    assert again.texts_embedded == 1, "the poisoned vector was embedded again"
+    vectors = index.snapshot().vectors
+    assert np.isfinite(vectors).all()
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)

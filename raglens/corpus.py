@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -279,6 +280,27 @@ def _list_with_git(root: Path) -> tuple[list[str], list[SkippedFile]] | None:
     return _git_paths(listed), ignored
 
 
+MAX_IGNORE_FILE_BYTES = 1 << 20
+"""Ignore files larger than this are not read (real ones are kilobytes)."""
+
+
+def _ignore_file_lines(path: Path) -> list[str] | None:
+    """The lines of the ignore file at ``path``, or None when it is absent or not a small regular file.
+
+    A FIFO named .gitignore would block the walk forever, and one linked to /dev/zero never ends.
+    """
+    try:
+        if not stat.S_ISREG(path.stat().st_mode) or path.stat().st_size > MAX_IGNORE_FILE_BYTES:
+            return None
+        with path.open("rb") as stream:
+            data = stream.read(MAX_IGNORE_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_IGNORE_FILE_BYTES:
+        return None
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
 class _IgnoreRules:
     """The .gitignore files met on the way down a walk, deepest last."""
 
@@ -287,10 +309,8 @@ class _IgnoreRules:
 
     def entering(self, folder: Path, rel_folder: str) -> _IgnoreRules:
         """The rules that apply inside ``folder``, including its own .gitignore if it has one."""
-        ignore_file = folder / ".gitignore"
-        try:
-            lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+        lines = _ignore_file_lines(folder / ".gitignore")
+        if lines is None:
             return self
         import pathspec  # only walks outside git need it; importing it costs the app's first frame 30 ms
 

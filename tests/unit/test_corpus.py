@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from raglens.corpus import CorpusOptions, SkipReason, load_corpus, scan_corpus
+from raglens.corpus import MAX_IGNORE_FILE_BYTES, CorpusOptions, SkipReason, load_corpus, scan_corpus
 from raglens.errors import BadInputError, NothingIndexableError
 from tests.conftest import MakeTree
 
@@ -254,3 +254,20 @@ def test_a_file_deleted_or_grown_between_listing_and_reading(
     assert [f.path for f in corpus.files] == ["stays.md"]
     reasons = {s.path: s.reason for s in corpus.skipped}
     assert reasons == {"goes.md": SkipReason.VANISHED, "grows.md": SkipReason.TOO_LARGE}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "huge"])
+def test_an_ignore_file_that_is_not_a_small_regular_file_is_not_read(tmp_path: Path, kind: str) -> None:
+    """A FIFO .gitignore hung the walk forever; one linked to /dev/zero read 2.6 GB and died."""
+    import os
+
+    (tmp_path / "notes.md").write_text("a note\n", encoding="utf-8")
+    ignore = tmp_path / ".gitignore"
+    if kind == "fifo":
+        os.mkfifo(ignore)
+    elif kind == "device":
+        ignore.symlink_to("/dev/zero")
+    else:
+        ignore.write_text("*.md\n" + "#" * (MAX_IGNORE_FILE_BYTES + 1), encoding="utf-8")
+    corpus = scan_corpus(tmp_path, CorpusOptions())
+    assert [source.path for source in corpus.files] == ["notes.md"], "the ignore file was not obeyed"

@@ -104,6 +104,10 @@ class SkippedFile:
     """The reason in words a user can act on."""
 
 
+LARGEST_MAX_FILE_BYTES = 1 << 40
+"""A file limit beyond any file raglens could hold in memory; larger numbers overflowed a read."""
+
+
 @dataclass(frozen=True)
 class CorpusOptions:
     """What the walker keeps."""
@@ -113,6 +117,11 @@ class CorpusOptions:
     def __post_init__(self) -> None:
         if self.max_file_bytes <= 0:
             raise BadInputError(f"--max-file-bytes must be positive, got {self.max_file_bytes}")
+        if self.max_file_bytes > LARGEST_MAX_FILE_BYTES:
+            raise BadInputError(
+                f"--max-file-bytes must be at most {LARGEST_MAX_FILE_BYTES:,} (1 TiB), "
+                f"got {self.max_file_bytes:,}"
+            )
 
 
 @dataclass(frozen=True)

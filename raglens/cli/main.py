@@ -63,6 +63,14 @@ def _whole_number(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    """A whole number of zero or more."""
+    value = _whole_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected zero or more, got {value}")
+    return value
+
+
 def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="a folder or a single text file")
     parser.add_argument(
@@ -116,7 +124,7 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--lines",
         dest="max_lines",
-        type=_whole_number,
+        type=_count,
         default=6,
         help="lines of each hit's text to print (default: 6)",
     )

@@ -93,6 +93,8 @@ def test_nothing_indexable_exits_3_with_the_reasons(
         (["search", "sample_corpus", "q", "--size", "0"], "at least 1"),
         (["search", "sample_corpus", "q", "-k", "0"], "-k must be at least 1"),
         (["files", "sample_corpus", "--max-file-bytes", "0"], "must be positive"),
+        (["files", "sample_corpus", "--max-file-bytes", "9223372036854775807"], "must be at most"),
+        (["search", "sample_corpus", "q", "--max-file-bytes", "9223372036854775807"], "must be at most"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_no_traceback(
@@ -107,7 +109,13 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(
 
 
 @pytest.mark.parametrize(
-    "argv", [["search", "sample_corpus"], ["files"], ["sample_corpus", "--unit", "tokens"]]
+    "argv",
+    [
+        ["search", "sample_corpus"],
+        ["files"],
+        ["sample_corpus", "--unit", "tokens"],
+        ["search", "sample_corpus", "q", "--lines", "-1"],
+    ],
 )
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     with pytest.raises(SystemExit) as raised:

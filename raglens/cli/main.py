@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -25,6 +26,7 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2
     NOTHING_INDEXABLE = 3
     INTERRUPTED = 130
+    PIPE_CLOSED = 141
     TERMINATED = 143
 
 
@@ -51,7 +53,8 @@ commands:
   raglens eval PATH GOLDEN.jsonl  recall@k, MRR and a calibrated floor for a golden set
   raglens cache info|clear        where the vector cache is, what it holds; empty it
 
-exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 130 interrupted, 143 terminated
+exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 130 interrupted, 141 closed pipe,
+143 terminated
 """
 
 
@@ -61,6 +64,14 @@ def _whole_number(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     return value
+
+
+def _text(argument: str) -> str:
+    """A command-line text as valid Unicode: bytes that are not UTF-8 become U+FFFD.
+
+    Python hands such bytes over as lone surrogates, which no tokenizer can encode (a TypeError).
+    """
+    return os.fsencode(argument).decode("utf-8", errors="replace")
 
 
 def _count(text: str) -> int:
@@ -152,7 +163,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(prog="raglens", description=_DESCRIPTION, formatter_class=formatter)
         parser.add_argument("--version", action="version", version=f"raglens {__version__}")
         _add_corpus_arguments(parser)
-        parser.add_argument("query", metavar="QUERY", nargs="?", help="a question to search for")
+        parser.add_argument("query", metavar="QUERY", nargs="?", type=_text, help="a question to search for")
         parser.add_argument(
             "--golden",
             default=None,
@@ -175,7 +186,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     _add_corpus_arguments(parser)
     if command == "search":
         parser.description = "Print the top-k windows of PATH for QUERY, ranked by cosine similarity."
-        parser.add_argument("query", metavar="QUERY", help="the question to search for")
+        parser.add_argument("query", metavar="QUERY", type=_text, help="the question to search for")
         parser.add_argument(
             "--prompt",
             action="store_true",
@@ -189,6 +200,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         )
         parser.add_argument(
             "--probe",
+            type=_text,
             dest="probes",
             action="append",
             default=[],
@@ -255,6 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         stderr.print("raglens: interrupted", markup=False)
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`raglens files --json | head -1`): stop quietly, as a pipeline expects.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.PIPE_CLOSED
     finally:
         if headless:
             signal.signal(signal.SIGTERM, previous)

@@ -320,3 +320,30 @@ def test_a_file_rewritten_while_indexing_marks_its_hits(
     assert marks == {"a.md": True, "b.md": False}
     code, out, _ = run_main(capsys, *argv)
     assert "changed on disk since it was read" in out
+
+
+def test_a_closed_pipe_ends_the_command_quietly() -> None:
+    """``raglens files --json | head -c 10``: no BrokenPipeError traceback, the pipeline's exit code."""
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    files = subprocess.run(
+        [sys.executable, "-m", "raglens", "files", str(REPO_ROOT), "--json"],
+        cwd=REPO_ROOT,
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    assert reader.stdin is not None
+    reader.stdin.close()
+    reader.wait()
+    assert files.returncode in (0, 141), files.stderr
+    assert "Traceback" not in files.stderr and "BrokenPipe" not in files.stderr
+
+
+def test_a_query_with_bytes_that_are_not_utf8_is_searched_with_replacement_characters() -> None:
+    from raglens.cli.main import build_parser
+
+    args = build_parser("search").parse_args(["sample_corpus", "caf\udce9 \udcff"])
+    assert args.query == "caf\ufffd \ufffd"
+    probe = build_parser("probe").parse_args(["sample_corpus", "--probe", "\udcffx"])
+    assert probe.probes == ["\ufffdx"]

@@ -36,3 +36,21 @@ def printable(text: str) -> str:
 def json_safe(document_text: str) -> str:
     """JSON text with the characters json.dumps leaves raw but terminals act on escaped as \\uXXXX."""
     return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", document_text)
+
+
+_NAME_UNSAFE = re.compile(r"[\n\t]|[\ud800-\udfff]")
+
+
+def _visible_in_name(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in "\n\t":
+        return chr(0x2400 + ord(char))  # ␊ and ␉: a name is one line, whatever its bytes
+    code = ord(char)
+    # A byte that is not UTF-8, as the file system handed it over (surrogateescape): show the byte.
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"<U+{code:04X}>"
+
+
+def printable_name(name: str) -> str:
+    """A file name or other one-line label as inert text: ``printable``, plus newlines, tabs and
+    undecodable bytes made visible, so a name can neither drive the terminal nor fake a second line."""
+    return printable(_NAME_UNSAFE.sub(_visible_in_name, name))

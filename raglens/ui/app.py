@@ -16,6 +16,7 @@ from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape as escape_markup
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, ProgressBar, RichLog, Static
@@ -27,7 +28,7 @@ from raglens.embedding_events import ModelReady, ProcessEnded
 from raglens.embedding_process import EmbeddingProcess
 from raglens.errors import RaglensError
 from raglens.precision import choose_precision, precision_note, read_cpu_features
-from raglens.printable import printable
+from raglens.printable import printable, printable_name
 from raglens.ui.app_config import AppConfig, start_embedding_process
 from raglens.ui.error_log import write_error_log
 from raglens.ui.futures import result_unless_cancelled
@@ -602,8 +603,10 @@ class RaglensApp(Navigation, LabActions):
         yield SystemCommand("Help", "Keys and what the colours mean", self.action_help)
         if self.corpus is not None:
             for source in self.corpus.files:
+                # The palette reads a title as markup: a file named [x=1:2].md crashed it, and one named
+                # [@click=app.quit]x.md became a link that quit the app.
                 yield SystemCommand(
-                    f"Open {printable(source.path)}",
+                    f"Open {escape_markup(printable_name(source.path))}",
                     "Show this file's windows",
                     lambda path=source.path: self.show_file(path, 0),
                 )

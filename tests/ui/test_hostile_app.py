@@ -66,3 +66,34 @@ async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Pa
         app.post_message(CorpusTree.SkippedFileSelected(skipped, "too large: 31.5 MB"))
         await wait_until(pilot, lambda: "too large" in lines.shown_text(1), "the reason it is skipped")
     assert tree_state() == before, "the app wrote inside the corpus"
+
+
+HOSTILE_NAMES = ["[x=1:2].md", "[slug].md", "[bold red]x.md", "[@click=app.quit]CLICK.md", "two\nlines.md"]
+
+
+async def test_file_names_in_the_command_palette_are_shown_as_text(tmp_path: Path) -> None:
+    """A name is never markup: [x=1:2].md crashed the palette, [@click=app.quit]… became a quit link."""
+    from textual.command import CommandPalette
+    from textual.widgets import OptionList
+
+    for name in HOSTILE_NAMES:
+        (tmp_path / name).write_text(f"notes in {name!r}\n", encoding="utf-8")
+    app = make_app(path=str(tmp_path))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await pilot.press(*"Open")
+
+        def titles() -> list[str]:
+            options = app.screen.query(OptionList)
+            if not options:
+                return []
+            shown = options.first()
+            return [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
+
+        await wait_until(pilot, lambda: len([t for t in titles() if t.startswith("Open ")]) >= 5, "the files")
+        shown = "\n".join(titles())
+        for name in HOSTILE_NAMES:
+            assert f"Open {name.replace(chr(10), chr(0x240A))}" in shown, f"{name!r} not shown as text"
+        assert app.is_running

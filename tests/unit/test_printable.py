@@ -39,3 +39,12 @@ def test_json_safe_keeps_the_exact_text_and_escapes_raw_controls(text: str) -> N
     encoded = json_safe(json.dumps({"text": text}, ensure_ascii=False))
     assert not TERMINAL_ACTIVE.search(encoded)
     assert json.loads(encoded)["text"] == text
+
+
+def test_a_name_stays_on_one_line_and_shows_bytes_that_are_not_utf8() -> None:
+    from raglens.printable import printable_name
+
+    assert printable_name("two\nlines\t.md") == "two␊lines␉.md"
+    assert printable_name("caf\udce9.md") == "caf\\xe9.md"
+    assert printable_name("\x1b]2;TITLE\x07x") == "␛]2;TITLE␇x"
+    assert printable_name("[bold]plain[/bold].md") == "[bold]plain[/bold].md", "markup is escaped where drawn"

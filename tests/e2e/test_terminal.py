@@ -124,10 +124,7 @@ def test_sigterm_closes_the_app_cleanly_and_a_restart_resumes(tmp_path: Path) ->
             time.sleep(0.05)
         assert exit_file.read_text().strip() == "exit=143"
         assert "ask a question of the corpus" not in screen(name), "the app's screen was left behind"
-        deadline = time.monotonic() + 5
-        while any(Path(f"/proc/{child}").exists() for child in child_pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(Path(f"/proc/{child}").exists() for child in child_pids), "a child outlived the app"
+        assert not survivors(child_pids), "a child outlived the app"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
     with sqlite3.connect(cache / CACHE_FILE_NAME) as connection:
@@ -159,6 +156,17 @@ def family_of(pid: int) -> list[int]:
     return family
 
 
+def survivors(pids: list[int], within_s: float = 5.0) -> list[int]:
+    """Those of ``pids`` still running ``within_s`` seconds from now, killed so that no test leaves any."""
+    deadline = time.monotonic() + within_s
+    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
 CLOSE_MOMENTS = {
     "at the first frame": lambda shown: "how are failed jobs retried?" in shown,
     "while it embeds": lambda shown: "embedded " in shown and "windows embedded" not in shown,
@@ -184,13 +192,7 @@ def test_closing_the_terminal_leaves_no_process_and_a_whole_cache(
         assert len(family) >= 2, "the embedding process runs beside the app"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
-    deadline = time.monotonic() + 5
-    while any(Path(f"/proc/{pid}").exists() for pid in family) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [pid for pid in family if Path(f"/proc/{pid}").exists()]
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert not left, f"processes outlived the closed terminal ({moment})"
+    assert not survivors(family), f"processes outlived the closed terminal ({moment})"
     if (cache / CACHE_FILE_NAME).exists():
         with sqlite3.connect(cache / CACHE_FILE_NAME) as connection:
             assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -218,12 +220,6 @@ def test_sigkill_of_the_app_takes_its_embedding_process_down(tmp_path: Path) -> 
         family = family_of(pid)
         assert len(family) >= 2, "the embedding process runs beside the app"
         os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 5
-        while any(Path(f"/proc/{member}").exists() for member in family) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = [member for member in family if Path(f"/proc/{member}").exists()]
-        for member in left:
-            os.kill(member, signal.SIGKILL)
-        assert not left, "the embedding process outlived the killed app"
+        assert not survivors(family), "the embedding process outlived the killed app"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from raglens.decoding import decode_bytes
 from raglens.errors import BadInputError, NothingIndexableError
 from raglens.lines import LINE_BREAK
+from raglens.printable import printable_name
 
 if TYPE_CHECKING:
     import pathspec
@@ -440,7 +441,7 @@ def require_indexable(corpus: Corpus, path: str) -> None:
 
 def _nothing_indexable_message(path: str, corpus: Corpus) -> str:
     if not corpus.skipped:
-        return f"{path}: no files to index (the folder is empty)"
-    shown = "; ".join(f"{s.path}: {s.detail}" for s in corpus.skipped[:5])
+        return f"{printable_name(path)}: no files to index (the folder is empty)"
+    shown = "; ".join(f"{printable_name(s.path)}: {printable_name(s.detail)}" for s in corpus.skipped[:5])
     more = f"; and {len(corpus.skipped) - 5} more" if len(corpus.skipped) > 5 else ""
-    return f"{path}: nothing indexable ({len(corpus.skipped)} skipped: {shown}{more})"
+    return f"{printable_name(path)}: nothing indexable ({len(corpus.skipped)} skipped: {shown}{more})"

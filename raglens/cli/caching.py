@@ -13,7 +13,7 @@ from rich.text import Text
 from raglens.cli.documents import SCHEMA_VERSION, dump
 from raglens.display import describe_age
 from raglens.errors import BadInputError
-from raglens.printable import printable
+from raglens.printable import printable_name
 from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
 
 
@@ -46,12 +46,14 @@ def _ago(timestamp: float) -> str:
 
 
 def print_info(console: Console, info: CacheInfo) -> None:
-    console.print(Text(f"cache: {printable(str(info.path))} ({info.size_bytes / 1e6:.1f} MB)", style="bold"))
+    console.print(
+        Text(f"cache: {printable_name(str(info.path))} ({info.size_bytes / 1e6:.1f} MB)", style="bold")
+    )
     if not info.models:
         console.print(Text("  empty", style="dim"))
     for model in info.models:
         line = Text("  ")
-        line.append(f"{printable(model.name)} {model.precision}", style="bold")
+        line.append(f"{printable_name(model.name)} {model.precision}", style="bold")
         line.append(f"  {model.dimension} d  {model.entries:,} vector(s)  last used {_ago(model.last_used)}")
         line.append(f"  fingerprint {model.fingerprint[:12]}", style="dim")
         console.print(line)
@@ -72,8 +74,8 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
                 dump({"schema": SCHEMA_VERSION, "path": str(directory / CACHE_FILE_NAME), "removed": removed})
             )
         else:
-            target = f" of {printable(args.model)}" if args.model else ""
-            stdout.print(Text(f"removed {removed:,} vector(s){target} from {printable(str(directory))}"))
+            target = f" of {printable_name(args.model)}" if args.model else ""
+            stdout.print(Text(f"removed {removed:,} vector(s){target} from {printable_name(str(directory))}"))
         return 0
     if args.model:
         raise BadInputError("--model only goes with: raglens cache clear")

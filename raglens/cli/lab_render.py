@@ -18,7 +18,7 @@ from raglens.diagnostics.evaluation import EvalReport
 from raglens.diagnostics.probes import ProbeResult
 from raglens.diagnostics.prompt import PromptPreview
 from raglens.diagnostics.query_report import QueryDiagnostics
-from raglens.printable import printable
+from raglens.printable import printable, printable_name
 from raglens.search import Hit
 
 
@@ -47,7 +47,7 @@ def diagnostics_renderable(diagnostics: QueryDiagnostics, hits: tuple[Hit, ...],
     if diagnostics.identifier is not None:
         parts.append(Text(printable("literal: " + diagnostics.identifier.describe()), style="yellow"))
         for occurrence in diagnostics.identifier.occurrences[:10]:
-            parts.append(Text(printable(f"  {occurrence.location}"), style="green"))
+            parts.append(Text(printable_name(f"  {occurrence.location}"), style="green"))
     return Group(*parts)
 
 
@@ -95,7 +95,7 @@ def print_eval(console: Console, report: EvalReport) -> None:
     for kind in report.kinds:
         found = f"{kind.found}/{kind.positives}" if kind.positives else "-"
         mrr_kind = f"{kind.mrr:.3f}" if kind.positives else "-"
-        table.add_row(Text(printable(kind.kind)), str(kind.cases), found, _share(kind.recall), mrr_kind)
+        table.add_row(Text(printable_name(kind.kind)), str(kind.cases), found, _share(kind.recall), mrr_kind)
     console.print(table)
     if report.misses:
         console.print(Text("\nmisses", style="bold"))
@@ -105,12 +105,12 @@ def print_eval(console: Console, report: EvalReport) -> None:
                 for ref, rank in zip(miss.case.expect, miss.ref_ranks, strict=True)
             )
             console.print(
-                Text(printable(f"  line {miss.case.line}: {miss.case.query!r}"), style="yellow"),
+                Text(printable_name(f"  line {miss.case.line}: {miss.case.query!r}"), style="yellow"),
                 soft_wrap=True,
             )
-            console.print(Text(printable(f"    expected ({miss.case.mode}) {ranks}")), soft_wrap=True)
+            console.print(Text(printable_name(f"    expected ({miss.case.mode}) {ranks}")), soft_wrap=True)
             top = ", ".join(f"{hit.citation} {hit.score:.3f}" for hit in miss.hits[:3])
-            console.print(Text(printable(f"    got {top}"), style="dim"), soft_wrap=True)
+            console.print(Text(printable_name(f"    got {top}"), style="dim"), soft_wrap=True)
     calibration = report.calibration
     console.print(Text("\ncalibration", style="bold"))
     console.print(

@@ -16,6 +16,7 @@ from raglens import __version__
 from raglens.cache_location import CACHE_DIR_ENV, cache_dir_named
 from raglens.corpus import DEFAULT_MAX_FILE_BYTES, Corpus, CorpusOptions, require_indexable, scan_corpus
 from raglens.errors import BadInputError, RaglensError
+from raglens.printable import printable
 from raglens.windows import Unit, WindowParams
 
 
@@ -74,6 +75,13 @@ def _text(argument: str) -> str:
     return os.fsencode(argument).decode("utf-8", errors="replace")
 
 
+def _model_name(text: str) -> str:
+    """A model name or folder; an empty one would be resolved against the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a model name or folder, got an empty string")
+    return text
+
+
 def _count(text: str) -> int:
     """A whole number of zero or more."""
     value = _whole_number(text)
@@ -113,6 +121,7 @@ def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
+        type=_model_name,
         default=None,
         help="a sentence-transformers model name or folder (default: the bundled all-MiniLM-L6-v2)",
     )
@@ -178,7 +187,10 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser.description = "Show where the vector cache is and what it holds, or empty it."
         parser.add_argument("action", choices=["info", "clear"], help="info: what is cached; clear: delete")
         parser.add_argument(
-            "--model", default=None, help="with clear: only this model's vectors (name or fingerprint)"
+            "--model",
+            type=_model_name,
+            default=None,
+            help="with clear: only this model's vectors (name or fingerprint)",
         )
         _add_cache_arguments(parser)
         parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -231,6 +243,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         )
         parser.add_argument(
             "--model",
+            type=_model_name,
             default=None,
             help="the model whose tokenizer measures coverage (default: the bundled all-MiniLM-L6-v2)",
         )
@@ -259,7 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(command, args, stderr)
     except RaglensError as error:
-        stderr.print(f"raglens: {error}", markup=False)
+        # An error may quote a path or a golden ref: shown inert, whatever its bytes.
+        stderr.print(f"raglens: {printable(str(error))}", markup=False)
         return error.exit_code
     except Terminated:
         stderr.print("raglens: terminated", markup=False)

@@ -13,7 +13,7 @@ from raglens.diagnostics.describe import describe_coverage, describe_lexical
 from raglens.diagnostics.query_report import QueryDiagnostics
 from raglens.display import excerpt, similarity_bar
 from raglens.embedding_events import EngineInfo
-from raglens.printable import printable
+from raglens.printable import printable, printable_name
 from raglens.search import SearchResult
 from raglens.windows import WindowParams
 
@@ -43,7 +43,7 @@ def hits_renderable(
         line.append(f"{hit.score:.3f} ", style="bold cyan")
         line.append(similarity_bar(hit.score), style="cyan")
         line.append("  ")
-        line.append(printable(hit.window.citation), style="green")
+        line.append(printable_name(hit.window.citation), style="green")
         if corpus.changed_on_disk(hit.window.path):
             line.append("  changed on disk since it was read", style="bold yellow")
         if diagnostics is not None:
@@ -98,7 +98,7 @@ def print_files(
     total = sum(window_counts.values())
     console.print(
         Text(
-            f"{printable(str(corpus.root))} · {corpus.listing} listing · {len(corpus.files)} file(s), "
+            f"{printable_name(str(corpus.root))} · {corpus.listing} listing · {len(corpus.files)} file(s), "
             f"{total} window(s) of {params.describe()} · {len(corpus.skipped)} skipped",
             style="bold",
         )
@@ -118,7 +118,7 @@ def print_files(
             entry = coverage.file(source.path) if coverage is not None else None
             if coverage is not None:
                 row.append(f"{entry.unread_share:.0%}" if entry is not None else "")
-            row += [Text(printable(source.path)), Text(printable(source.decoding_note))]
+            row += [Text(printable_name(source.path)), Text(printable(source.decoding_note))]
             table.add_row(*row)
         console.print(table)
     if corpus.skipped:
@@ -130,7 +130,7 @@ def print_files(
         for entry_skipped in corpus.skipped:
             skipped.add_row(
                 entry_skipped.reason.value,
-                Text(printable(entry_skipped.path)),
-                Text(printable(entry_skipped.detail)),
+                Text(printable_name(entry_skipped.path)),
+                Text(printable_name(entry_skipped.detail)),
             )
         console.print(skipped)

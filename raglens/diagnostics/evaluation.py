@@ -14,6 +14,7 @@ import numpy as np
 from raglens.diagnostics.golden import ExpectedRef, GoldenCase
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.errors import BadInputError
+from raglens.printable import printable_name
 from raglens.search import full_ranks, top_k_rows
 from raglens.windows import Window
 
@@ -169,7 +170,9 @@ def resolve_refs(
             if ref in resolved:
                 continue
             if ref.path not in texts:
-                problems.append(f"line {case.line}: {ref.path} is not an indexed file of this corpus")
+                problems.append(
+                    f"line {case.line}: {printable_name(ref.path)} is not an indexed file of this corpus"
+                )
                 continue
             if ref.symbol is None:
                 resolved[ref] = ()

@@ -96,15 +96,27 @@ def parse_golden_line(text: str, line: int) -> GoldenCase | None:
         raise GoldenFileError(f"line {line}: {detail}") from None
 
 
+MAX_GOLDEN_BYTES = 64 * 2**20
+"""The most a golden file is read: ``/dev/zero`` or a runaway generator must not fill memory."""
+
+
 def read_golden(path: str | os.PathLike[str]) -> list[GoldenCase]:
     """Every case of the golden file at ``path``; an error naming the file and line for a bad one."""
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise GoldenFileError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        with source.open("rb") as handle:  # a pipe works too: raglens eval . <(make-golden)
+            data = handle.read(MAX_GOLDEN_BYTES + 1)
     except OSError as error:
         raise GoldenFileError(f"cannot read golden file {source}: {error.strerror or error}") from None
+    if len(data) > MAX_GOLDEN_BYTES:
+        raise GoldenFileError(
+            f"{source} is larger than {MAX_GOLDEN_BYTES // 2**20} MiB; "
+            "a golden set is one JSON line a question"
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise GoldenFileError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     cases = []
     for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: JSON may hold U+2028
         try:

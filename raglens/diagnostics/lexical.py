@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from raglens.lines import LineIndex
+from raglens.printable import printable_name
 from raglens.search import SearchResult, ranks_of, score_of
 from raglens.windows import Window
 
@@ -91,7 +92,7 @@ class Occurrence:
 
     @property
     def location(self) -> str:
-        return f"{self.path}:{self.line}"
+        return f"{printable_name(self.path)}:{self.line}"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from raglens.printable import printable_name
 from raglens.search import Hit
 
 INSTRUCTIONS = (
@@ -29,7 +30,7 @@ def assemble_prompt(query: str, hits: Sequence[Hit], texts: Mapping[str, str]) -
     blocks = [INSTRUCTIONS, "", "Context:"]
     for position, hit in enumerate(hits, start=1):
         window_text = hit.window.text_in(texts[hit.window.path])
-        blocks.append(f"[{position}] {hit.window.citation}\n{window_text.rstrip()}\n")
+        blocks.append(f"[{position}] {printable_name(hit.window.citation)}\n{window_text.rstrip()}\n")
     blocks.append(f"Question: {query.strip()}")
     blocks.append("Answer:")
     return "\n".join(blocks)

@@ -18,6 +18,7 @@ from raglens.diagnostics.noise_floor import NoiseFloor
 from raglens.diagnostics.score_profile import ScoreProfile, score_profile
 from raglens.diagnostics.straddle import Straddle, find_straddles
 from raglens.diagnostics.symbols import Definition
+from raglens.printable import printable_name
 from raglens.search import SearchResult, ranks_of
 from raglens.windows import Window
 
@@ -31,9 +32,9 @@ class ExpectedRank:
 
     def describe(self, k: int) -> str:
         if self.rank is None:
-            return f"expected {self.ref}: not ranked yet"
+            return f"expected {printable_name(str(self.ref))}: not ranked yet"
         verdict = "in the top k" if self.rank <= k else "outside the top k"
-        return f"expected {self.ref}: rank {self.rank} ({verdict}={k})"
+        return f"expected {printable_name(str(self.ref))}: rank {self.rank} ({verdict}={k})"
 
 
 @dataclass(frozen=True)

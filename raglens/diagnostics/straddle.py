@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from raglens.printable import printable_name
 from raglens.search import Hit
 
 
@@ -27,9 +28,9 @@ class Straddle:
         return start, max(start, self.first.window.end)
 
     def describe(self) -> str:
-        line = self.second.window.line_start
+        line, first, second = self.second.window.line_start, self.first.window, self.second.window
         return (
-            f"{self.path}: windows {self.first.window.index + 1} and {self.second.window.index + 1} "
+            f"{printable_name(self.path)}: windows {first.index + 1} and {second.index + 1} "
             f"both rank (#{self.first.rank} {self.first.score:.3f}, #{self.second.rank} "
             f"{self.second.score:.3f}): the answer may straddle the cut at line {line}"
         )

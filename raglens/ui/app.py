@@ -614,7 +614,7 @@ class RaglensApp(Navigation, LabActions):
     # Status.
 
     def _narrate(self, line: str) -> None:
-        self.query_one("#pipeline-log", RichLog).write(Text(f"-> {printable(line)}"))
+        self.query_one("#pipeline-log", RichLog).write(Text(f"-> {printable_name(line)}"))
 
     def _refresh_status(self) -> None:
         index = self.index

@@ -16,7 +16,7 @@ from textual import work
 from textual.app import App
 from textual.worker import get_current_worker
 
-from raglens.printable import printable
+from raglens.printable import printable, printable_name
 from raglens.ui.futures import result_unless_cancelled
 from raglens.ui.messages import ProbesReady, PromptReady
 from raglens.ui.screens.pin import PinScreen
@@ -137,7 +137,7 @@ class LabActions(App[None]):
             found = find_definitions(ref.path, self.corpus.file(ref.path).text)
             definitions = tuple(d for d in found if d.name == ref.symbol)
         self.pinned[ref] = definitions
-        self.notify(f"pinned {printable(choice)}; u unpins, g saves the case", timeout=4, markup=False)
+        self.notify(f"pinned {printable_name(choice)}; u unpins, g saves the case", timeout=4, markup=False)
         self.rerank_now()
 
     def action_unpin(self) -> None:

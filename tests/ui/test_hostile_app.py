@@ -97,3 +97,36 @@ async def test_file_names_in_the_command_palette_are_shown_as_text(tmp_path: Pat
         for name in HOSTILE_NAMES:
             assert f"Open {name.replace(chr(10), chr(0x240A))}" in shown, f"{name!r} not shown as text"
         assert app.is_running
+
+
+async def test_every_pane_shows_hostile_names_inert_on_one_line(tmp_path: Path) -> None:
+    """The corpus pane, the window header, each hit's citation and the log, with names built to attack."""
+    import os
+
+    from textual.widgets import RichLog
+
+    from raglens.printable import printable_name
+    from tests.integration.test_hostile_names import HOSTILE_NAMES
+
+    for number, raw in enumerate(HOSTILE_NAMES):
+        (tmp_path / os.fsdecode(raw)).write_text(f"note {number} of the lighthouse keeper\n", encoding="utf-8")
+    names = [os.fsdecode(raw) for raw in HOSTILE_NAMES]
+    app = make_app(path=str(tmp_path), query="lighthouse keeper", k=len(names))
+    async with app.run_test(size=(200, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, len(names)), "hits over every window")
+        labels = [node.label.plain for node in app.query_one(CorpusTree).root.children]
+        texts = hit_texts(app)
+        for name in names:
+            shown = printable_name(name)
+            assert "\n" not in shown
+            assert any(label.startswith(shown + "  ") for label in labels), f"the corpus pane does not show {name!r} as {shown!r}"
+            assert sum(shown + ":L1-L1" in text for text in texts) == 1, f"no hit cites {shown!r}"
+            app.show_file(name, 0)
+            await pilot.pause()
+            header = str(app.query_one("#window-header", Static).render())
+            assert header.splitlines()[0].startswith(shown), f"the window header of {name!r}"
+            assert_inert(header, "the window header")
+        for text in [*labels, *texts]:
+            assert_inert(text, "a label or hit")
+        for line in app.query_one("#pipeline-log", RichLog).lines:
+            assert_inert(line.text, "the log")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 from hypothesis import given
@@ -48,3 +49,19 @@ def test_a_name_stays_on_one_line_and_shows_bytes_that_are_not_utf8() -> None:
     assert printable_name("caf\udce9.md") == "caf\\xe9.md"
     assert printable_name("\x1b]2;TITLE\x07x") == "␛]2;TITLE␇x"
     assert printable_name("[bold]plain[/bold].md") == "[bold]plain[/bold].md", "markup is escaped where drawn"
+
+
+@given(st.text())
+def test_whatever_a_name_holds_its_printable_form_encodes_as_strict_utf8(text: str) -> None:
+    from raglens.printable import printable_name
+
+    printable(text).encode("utf-8")  # lone surrogates would raise here
+    assert "\n" not in printable_name(text)
+    printable_name(text).encode("utf-8")
+
+
+@given(st.binary(min_size=1, max_size=40))
+def test_json_of_any_name_is_valid_utf8_and_gives_the_raw_bytes_back(raw: bytes) -> None:
+    name = raw.decode("utf-8", "surrogateescape")
+    encoded = json_safe(json.dumps({"path": name}, ensure_ascii=False)).encode("utf-8")
+    assert os.fsencode(json.loads(encoded.decode("utf-8"))["path"]) == raw

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from raglens.printable import printable
+from raglens.printable import printable, printable_name
 
 
 class PinScreen(ModalScreen[str | None]):
@@ -30,7 +30,7 @@ class PinScreen(ModalScreen[str | None]):
             yield Static(
                 Text("its rank is shown for every ranking; g saves the case to the golden file", style="dim")
             )
-            options = [Option(printable(choice), id=str(n)) for n, choice in enumerate(self._choices)]
+            options = [Option(printable_name(choice), id=str(n)) for n, choice in enumerate(self._choices)]
             yield OptionList(*options)
 
     @on(OptionList.OptionSelected)

@@ -10,7 +10,7 @@ from textual.widgets import Tree
 from textual.widgets._tree import TreeNode
 
 from raglens.corpus import Corpus
-from raglens.printable import printable
+from raglens.printable import printable, printable_name
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class CorpusTree(Tree[FileEntry]):
     def show_corpus(self, corpus: Corpus, window_counts: dict[str, int]) -> None:
         """Rebuild the tree for ``corpus``."""
         self.clear()
-        self.root.set_label(Text(printable(str(corpus.root))))
+        self.root.set_label(Text(printable_name(str(corpus.root))))
         folders: dict[str, TreeNode[FileEntry]] = {"": self.root}
 
         def folder_of(path: str) -> TreeNode[FileEntry]:
@@ -57,19 +57,21 @@ class CorpusTree(Tree[FileEntry]):
             if parent not in folders:
                 grand_parent = folder_of(parent)
                 name = parent.rpartition("/")[2]
-                folders[parent] = grand_parent.add(Text(printable(name) + "/", style="bold"), expand=True)
+                folders[parent] = grand_parent.add(
+                    Text(printable_name(name) + "/", style="bold"), expand=True
+                )
             return folders[parent]
 
         for source in corpus.files:
             name = source.path.rpartition("/")[2]
-            label = Text(printable(name))
+            label = Text(printable_name(name))
             label.append(f"  {window_counts.get(source.path, 0)}", style="cyan")
             if source.decoding_note:
                 label.append(" !", style="yellow")
             folder_of(source.path).add_leaf(label, FileEntry(source.path, indexed=True))
         for skipped in corpus.skipped:
             name = skipped.path.rstrip("/").rpartition("/")[2] + ("/" if skipped.path.endswith("/") else "")
-            label = Text(printable(name), style="dim strike")
+            label = Text(printable_name(name), style="dim strike")
             label.append(f"  {printable(skipped.reason.value)}", style="dim italic")
             folder_of(skipped.path).add_leaf(label, FileEntry(skipped.path, False, skipped.detail))
         self.root.expand_all()

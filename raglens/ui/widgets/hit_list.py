@@ -13,7 +13,7 @@ from textual.widget import Widget
 from textual.widgets import ListItem, ListView, Static
 
 from raglens.display import excerpt, similarity_bar
-from raglens.printable import printable
+from raglens.printable import printable, printable_name
 from raglens.ui.highlight import highlighted
 
 if TYPE_CHECKING:  # it imports numpy, which the app loads only after its first frame
@@ -58,7 +58,7 @@ def hit_text(hit: Hit, lines: HitExcerpt) -> Text:
     text.append(f"{hit.score:.3f} ", style="bold cyan")
     text.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
     text.append("  ")
-    text.append(printable(hit.window.citation), style="green")
+    text.append(printable_name(hit.window.citation), style="green")
     if lines.within_noise:
         text.append("  within noise", style="magenta")
     if lines.literal:

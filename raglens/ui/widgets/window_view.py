@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from raglens.embedding_events import ReadingExtent
 from raglens.lines import LineIndex
-from raglens.printable import printable
+from raglens.printable import printable, printable_name
 from raglens.ui.widgets.file_lines import FileLines, widest_line
 from raglens.window_layout import FileLayout
 from raglens.windows import Window
@@ -25,7 +25,7 @@ def window_header(
     never_read_share: float | None = None,
 ) -> Text:
     """``path · window i of n · lines · characters · tokens · how much the model reads``."""
-    header = Text(printable(path), style="bold")
+    header = Text(printable_name(path), style="bold")
     if never_read_share:
         header.append(f"  {never_read_share:.0%} of the file read by no window", style="bold #ff9e9e")
     if current is None or not windows:
@@ -105,5 +105,5 @@ class WindowView(Widget):
 
     def show_message(self, title: str, message: str) -> None:
         """Show a note instead of a file, such as why a file is skipped."""
-        self.query_one("#window-header", Static).update(Text(printable(title), style="bold"))
+        self.query_one("#window-header", Static).update(Text(printable_name(title), style="bold"))
         self.query_one(FileLines).show_note(Text(printable(message), style="italic"))

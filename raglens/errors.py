@@ -19,5 +19,11 @@ class NothingIndexableError(RaglensError):
     exit_code = 3
 
 
+class CacheUnwritableError(RaglensError):
+    """The cache had to be changed (``raglens cache clear``) and could not be written."""
+
+    exit_code = 4
+
+
 class ModelLoadError(RaglensError):
     """The embedding model could not be loaded."""

@@ -3,7 +3,9 @@
 Each stored batch is one transaction, so a process killed mid-index leaves every earlier batch
 usable and nothing half-written; SQLite's locking lets two raglens processes share one file.
 Vectors are raw little-endian float32 bytes; nothing is pickled. A file that SQLite cannot read is
-moved aside and a new one started, with a warning: the cache never stops raglens.
+moved aside and a new one started, with a warning: the cache never stops raglens. A cache that
+cannot be written (a full disk, a read-only file or folder) is not broken: it is still read, and
+new vectors stay in memory for the session.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import hashlib
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,12 +115,40 @@ def is_unit_vector(vector: np.ndarray) -> bool:
     return abs(float(np.linalg.norm(vector.astype(np.float64))) - 1.0) <= UNIT_TOLERANCE
 
 
+_BUSY = {"SQLITE_BUSY", "SQLITE_LOCKED"}
+_CANNOT_WRITE = {"SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM"}
+"""Failures of the disk or of permissions, not of the file's content: the file is still good to read."""
+
+
+def _failure_kind(error: sqlite3.Error) -> str:
+    """The primary SQLite result code of ``error`` by name (``SQLITE_FULL``…), from its message on 3.10."""
+    name = getattr(error, "sqlite_errorname", None)
+    if isinstance(name, str):
+        return "_".join(name.split("_")[:2])  # SQLITE_IOERR_WRITE is an SQLITE_IOERR
+    message = str(error)
+    for needle, kind in (
+        ("locked", "SQLITE_LOCKED"),
+        ("busy", "SQLITE_BUSY"),
+        ("disk is full", "SQLITE_FULL"),
+        ("readonly", "SQLITE_READONLY"),
+        ("disk I/O error", "SQLITE_IOERR"),
+        ("unable to open", "SQLITE_CANTOPEN"),
+    ):
+        if needle in message:
+            return kind
+    return "SQLITE_ERROR"
+
+
 class VectorCache:
     """An open cache file; every method degrades to "nothing cached" instead of raising."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection | None) -> None:
+    def __init__(self, path: Path, connection: sqlite3.Connection | None, *, writable: bool = True) -> None:
         self.path = path
         self._connection: sqlite3.Connection | None = connection
+        self.writable = writable and connection is not None
+        """False once a write failed for want of space or permission: reads go on, writes stop."""
+        self.unwritable_because: str | None = None if self.writable else "it could not be opened"
+        """Why ``writable`` is False, in SQLite's words."""
         self.warnings: list[str] = []
         """What went wrong with the cache so far, for the user; empty when all is well."""
 
@@ -135,7 +166,16 @@ class VectorCache:
         try:
             connection = _connect(path)
         except sqlite3.OperationalError as error:
-            # Locked by another raglens, or not openable (permissions): the file itself may be fine.
+            # Locked by another raglens, or not writable here: the file itself may be fine.
+            if path.exists() and _failure_kind(error) in _CANNOT_WRITE:
+                with contextlib.suppress(sqlite3.Error):
+                    cache = cls(path, _connect_read_only(path), writable=False)
+                    cache.unwritable_because = str(error)
+                    cache.warnings.append(
+                        f"the cache {path} cannot be written ({error}); it is read, and what is "
+                        "embedded now stays in memory for this session"
+                    )
+                    return cache
             cache = cls(path, None)
             cache.warnings.append(f"cannot open the cache {path} ({error}); nothing is cached this time")
             return cache
@@ -216,6 +256,8 @@ class VectorCache:
             raise ValueError(f"{len(keys)} keys, vectors of shape {vectors.shape}, {len(extents)} extents")
         now = time.time()
         blobs = [np.ascontiguousarray(vector, dtype="<f4").tobytes() for vector in vectors]
+        if not self.writable:
+            return
         with self._guard("writing"):
             connection = self._require()
             with _transaction(connection):
@@ -266,6 +308,8 @@ class VectorCache:
             if row is not None:
                 return str(row[0])
         digest = sha256_of_file(path)
+        if not self.writable:
+            return digest
         with self._guard("writing"):
             connection = self._require()
             with _transaction(connection):
@@ -287,8 +331,14 @@ class VectorCache:
         size = sum(_size(self.path.with_name(self.path.name + suffix)) for suffix in ("", "-wal", "-shm"))
         return CacheInfo(self.path, size, tuple(models))
 
-    def clear(self, model: str | None = None) -> int:
-        """Delete every vector (or those of models named ``model`` or with that fingerprint); how many."""
+    def clear(self, model: str | None = None) -> int | None:
+        """Delete every vector (or those of models named ``model`` or with that fingerprint); how many.
+
+        None when nothing could be deleted; ``warnings`` says why.
+        """
+        removed: int | None = None
+        if not self.writable:
+            return None
         with self._guard("writing"):
             connection = self._require()
             with _transaction(connection):
@@ -319,18 +369,32 @@ class VectorCache:
 
     @contextlib.contextmanager
     def _guard(self, doing: str) -> Iterator[None]:
-        """Turn a cache failure into a warning: a busy file skips one step, a broken one is moved aside."""
+        """Turn a cache failure into a warning: a busy file skips one step, a full disk or a read-only
+        file stops writing (reads go on), and only a file SQLite cannot read is moved aside."""
         try:
             yield
         except _CacheOff:
             return
         except sqlite3.OperationalError as error:
-            if "locked" in str(error) or "busy" in str(error):
+            kind = _failure_kind(error)
+            if kind in _BUSY:
                 self.warnings.append(f"the cache was busy while {doing} ({error}); carried on without it")
-                return
-            self._give_up(doing, error)
+            elif kind in _CANNOT_WRITE:
+                self._stop_writing(doing, error)
+            else:
+                self._give_up(doing, error)
         except sqlite3.DatabaseError as error:
             self._give_up(doing, error)
+
+    def _stop_writing(self, doing: str, error: sqlite3.Error) -> None:
+        """Say once that the cache cannot take more; it stays open for reading."""
+        if self.writable:
+            self.writable = False
+            self.unwritable_because = str(error)
+            self.warnings.append(
+                f"the cache {self.path} cannot be written ({error} while {doing}); it is still read, and "
+                "what is embedded from now on stays in memory for this session"
+            )
 
     def _give_up(self, doing: str, error: sqlite3.Error) -> None:
         self.close()
@@ -354,8 +418,47 @@ def _model_id(connection: sqlite3.Connection, fingerprint: str) -> int | None:
     return int(row[0]) if row is not None else None
 
 
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open a cache this process may not write (a read-only file or folder) for reading only.
+
+    In a read-only folder SQLite cannot make the shared-memory file WAL mode reads through, so the
+    file is then opened as immutable: what was checkpointed into it, which a clean close ensures.
+    """
+    uri = f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro"
+    try:
+        connection = _read_only_connection(uri)
+    except sqlite3.OperationalError:
+        connection = _read_only_connection(uri + "&immutable=1")
+    try:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            raise sqlite3.DatabaseError(
+                f"schema version {row and row[0]}, this raglens reads {SCHEMA_VERSION}"
+            )
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def _read_only_connection(uri: str) -> sqlite3.Connection:
+    connection = sqlite3.connect(
+        uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+    )
+    try:
+        connection.execute("SELECT count(*) FROM models").fetchone()  # opening is lazy: read to know
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+BUSY_TIMEOUT_S = 10.0
+"""How long a step waits for another raglens that holds the cache's write lock before it skips."""
+
+
 def _connect(path: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     try:
         # Large pages hold ten 1.5 KB vectors each instead of two; this only applies to a new file.
         connection.execute("PRAGMA page_size=16384")
@@ -380,7 +483,11 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        connection.execute("ROLLBACK")
+        # SQLite has already rolled back after some errors (a full disk): a second ROLLBACK would fail
+        # with "no transaction is active" and hide the real error behind one that looks like damage.
+        if connection.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
 

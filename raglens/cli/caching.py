@@ -12,7 +12,7 @@ from rich.text import Text
 
 from raglens.cli.documents import SCHEMA_VERSION, dump
 from raglens.display import describe_age
-from raglens.errors import BadInputError
+from raglens.errors import BadInputError, CacheUnwritableError
 from raglens.printable import printable_name
 from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
 
@@ -60,15 +60,21 @@ def print_info(console: Console, info: CacheInfo) -> None:
 
 
 def run_cache(args: argparse.Namespace, directory: Path) -> int:
-    """Report on or clear the cache in ``directory``; exit code 0."""
+    """Report on or clear the cache in ``directory``; exit code 0 (4: the cache could not be cleared)."""
     stdout = Console(highlight=False)
     if args.action == "clear":
         if not (directory / CACHE_FILE_NAME).exists():
             removed = 0
         else:
             with VectorCache.open(directory) as cache:
-                removed = cache.clear(args.model)
+                cleared = cache.clear(args.model)
+                if cleared is None:
+                    raise CacheUnwritableError(
+                        f"could not clear the cache {cache.path}: "
+                        + (cache.unwritable_because or "; ".join(cache.warnings))
+                    )
                 _report_warnings(cache)
+            removed = cleared
         if args.json:
             print(
                 dump({"schema": SCHEMA_VERSION, "path": str(directory / CACHE_FILE_NAME), "removed": removed})

@@ -26,6 +26,7 @@ class ExitCode(IntEnum):
     OK = 0
     BAD_INPUT = 2
     NOTHING_INDEXABLE = 3
+    CACHE_UNWRITABLE = 4
     INTERRUPTED = 130
     PIPE_CLOSED = 141
     TERMINATED = 143
@@ -54,8 +55,8 @@ commands:
   raglens eval PATH GOLDEN.jsonl  recall@k, MRR and a calibrated floor for a golden set
   raglens cache info|clear        where the vector cache is, what it holds; empty it
 
-exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 130 interrupted, 141 closed pipe,
-143 terminated
+exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 4 cache not writable (cache clear),
+130 interrupted, 141 closed pipe, 143 terminated
 """
 
 

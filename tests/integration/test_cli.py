@@ -95,6 +95,7 @@ def test_nothing_indexable_exits_3_with_the_reasons(
         (["files", "sample_corpus", "--max-file-bytes", "0"], "must be positive"),
         (["files", "sample_corpus", "--max-file-bytes", "9223372036854775807"], "must be at most"),
         (["search", "sample_corpus", "q", "--max-file-bytes", "9223372036854775807"], "must be at most"),
+        (["eval", "sample_corpus", "/dev/zero"], "larger than 64 MiB"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_no_traceback(
@@ -115,6 +116,9 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(
         ["files"],
         ["sample_corpus", "--unit", "tokens"],
         ["search", "sample_corpus", "q", "--lines", "-1"],
+        ["search", "sample_corpus", "q", "--model", ""],
+        ["files", "sample_corpus", "--model", " "],
+        ["cache", "clear", "--model", ""],
     ],
 )
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shutil
@@ -324,3 +325,107 @@ def test_a_poisoned_vector_is_never_served_and_is_embedded_again(tmp_path: Path,
     vectors = index.snapshot().vectors
     assert np.isfinite(vectors).all()
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+
+
+def test_a_full_disk_stops_writing_keeps_reading_and_moves_nothing_aside(tmp_path: Path) -> None:
+    """SQLITE_FULL mid-index is not corruption: one warning, the index completes, the file stays good."""
+    corpus = load_corpus(REPO / "sample_corpus", CorpusOptions())
+    first = normalize_rows(np.ones((1, 64), np.float32))
+    with VectorCache.open(tmp_path) as cache:
+        ModelCache(cache, fake_fingerprint(), 64).store(["stored before"], first, [ReadingExtent(1, 1)])
+        connection = cache._connection
+        assert connection is not None
+        (pages,) = connection.execute("PRAGMA page_count").fetchone()
+        connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full from here on
+        embedder = CountingEmbedder()
+        index = build_index(
+            corpus, WindowParams(), Engines.serving(embedder), cache=ModelCache(cache, fake_fingerprint(), 64)
+        )
+        assert index.is_complete and embedder.texts_embedded == index.window_count
+        assert not cache.writable
+        assert len(cache.warnings) == 1 and "cannot be written" in cache.warnings[0], cache.warnings
+        assert "full" in cache.warnings[0]
+        found = ModelCache(cache, fake_fingerprint(), 64).lookup(["stored before"])[0]
+        assert found is not None, "the cache is still read after it filled up"
+    assert not list(tmp_path.glob(f"{CACHE_FILE_NAME}.broken-*")), "a full disk is not a broken cache"
+    with sqlite3.connect(tmp_path / CACHE_FILE_NAME) as check:
+        assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    with VectorCache.open(tmp_path) as cache:
+        again = ModelCache(cache, fake_fingerprint(), 64).lookup(["stored before"])[0]
+        assert again is not None
+        np.testing.assert_array_equal(again.vector, first[0])
+
+
+def test_clearing_a_cache_held_by_another_writer_says_so(tmp_path: Path) -> None:
+    import raglens.vector_cache as vector_cache
+    from raglens.cli.main import main
+
+    one = normalize_rows(np.ones((1, 2), np.float32))
+    with VectorCache.open(tmp_path) as cache:
+        ModelCache(cache, fake_fingerprint(), 2).store(["x"], one, [ReadingExtent(1, 1)])
+    holder = sqlite3.connect(tmp_path / CACHE_FILE_NAME, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(vector_cache, "BUSY_TIMEOUT_S", 0.2)
+            code = main(["cache", "clear", "--cache-dir", str(tmp_path)])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert code == 4
+    with VectorCache.open(tmp_path) as cache:
+        assert cache.info().entries == 1, "nothing was removed"
+
+
+def without_write_permission() -> list[str]:
+    """A command prefix under which the cache files made read-only below really cannot be written.
+
+    root may write anything, so as root the child runs without the capabilities that allow it.
+    """
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    assert setpriv is not None, "running as root, the read-only test needs setpriv (util-linux)"
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+def test_a_read_only_cache_is_read_reported_and_never_changed(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    env = {**os.environ, "RAGLENS_CACHE_DIR": str(cache_dir)}
+    fake = ["--embedder-factory", "tests.fakes:HashingEmbedder"]
+
+    def raglens(*argv: str, prefix: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+        command = [*(prefix or []), sys.executable, "-m", "raglens", *argv]
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+
+    built = raglens("search", "sample_corpus", "retry", "--json", *fake)
+    assert built.returncode == 0, built.stderr
+    windows = json.loads(built.stdout)["corpus"]["window_count"]
+    database = cache_dir / CACHE_FILE_NAME
+    before = database.read_bytes()
+    database.chmod(0o444)
+    cache_dir.chmod(0o555)
+    try:
+        reader = without_write_permission()
+        info = raglens("cache", "info", "--json", prefix=reader)
+        assert info.returncode == 0 and json.loads(info.stdout)["entries"] == windows, info.stderr
+        assert "cannot be written" in info.stderr
+        search = raglens("search", "sample_corpus", "retry", "--json", *fake, prefix=reader)
+        assert search.returncode == 0, search.stderr
+        assert json.loads(search.stdout)["cache"] == {
+            "folder": str(cache_dir),
+            "from_cache": windows,
+            "embedded": 0,
+        }
+        assert "Traceback" not in search.stderr
+        cleared = raglens("cache", "clear", prefix=reader)
+        assert cleared.returncode == 4, cleared.stderr
+        assert (
+            cleared.stderr.startswith("raglens: could not clear the cache")
+            and "Traceback" not in cleared.stderr
+        )
+    finally:
+        cache_dir.chmod(0o755)
+        database.chmod(0o644)
+    assert database.read_bytes() == before
+    assert not list(cache_dir.glob("*.broken-*")), "a read-only cache is not broken"

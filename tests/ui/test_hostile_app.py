@@ -109,7 +109,9 @@ async def test_every_pane_shows_hostile_names_inert_on_one_line(tmp_path: Path) 
     from tests.integration.test_hostile_names import HOSTILE_NAMES
 
     for number, raw in enumerate(HOSTILE_NAMES):
-        (tmp_path / os.fsdecode(raw)).write_text(f"note {number} of the lighthouse keeper\n", encoding="utf-8")
+        (tmp_path / os.fsdecode(raw)).write_text(
+            f"note {number} of the lighthouse keeper\n", encoding="utf-8"
+        )
     names = [os.fsdecode(raw) for raw in HOSTILE_NAMES]
     app = make_app(path=str(tmp_path), query="lighthouse keeper", k=len(names))
     async with app.run_test(size=(200, 45)) as pilot:
@@ -119,7 +121,9 @@ async def test_every_pane_shows_hostile_names_inert_on_one_line(tmp_path: Path) 
         for name in names:
             shown = printable_name(name)
             assert "\n" not in shown
-            assert any(label.startswith(shown + "  ") for label in labels), f"the corpus pane does not show {name!r} as {shown!r}"
+            assert any(label.startswith(shown + "  ") for label in labels), (
+                f"the corpus pane does not show {name!r} as {shown!r}"
+            )
             assert sum(shown + ":L1-L1" in text for text in texts) == 1, f"no hit cites {shown!r}"
             app.show_file(name, 0)
             await pilot.pause()

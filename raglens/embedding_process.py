@@ -36,7 +36,7 @@ from raglens.embedding_events import (
     ServerConfig,
     Shutdown,
 )
-from raglens.errors import ModelLoadError
+from raglens.errors import EmbeddingProcessGone, ModelLoadError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -101,7 +101,7 @@ class EmbeddingProcess:
         future: Future[np.ndarray] = Future()
         with self._queries_lock:
             if self._ended:
-                future.set_exception(ModelLoadError("the embedding process has ended"))
+                future.set_exception(EmbeddingProcessGone("the embedding process has ended"))
                 return future
             query_id = next(self._query_ids)
             self._queries[query_id] = future
@@ -145,7 +145,7 @@ class EmbeddingProcess:
             waiting, self._queries = list(self._queries.values()), {}
         for future in waiting:
             if future.set_running_or_notify_cancel():
-                future.set_exception(ModelLoadError("the embedding process ended before it answered"))
+                future.set_exception(EmbeddingProcessGone("the embedding process ended before it answered"))
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(timeout=5)
         return ProcessEnded(self._process.returncode)

@@ -27,3 +27,7 @@ class CacheUnwritableError(RaglensError):
 
 class ModelLoadError(RaglensError):
     """The embedding model could not be loaded."""
+
+
+class EmbeddingProcessGone(ModelLoadError):
+    """The embedding process ended (it crashed or was killed) before it answered."""

@@ -49,6 +49,7 @@ from raglens.ui.messages import (
     message_for,
 )
 from raglens.ui.navigation import NARROW_BELOW, Navigation
+from raglens.ui.process_restarts import RestartBudget, describe_exit
 from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
@@ -154,6 +155,11 @@ class RaglensApp(Navigation, LabActions):
         self._file_rows: dict[str, range] = {}
         """The rows of each file's windows: contiguous, since windows are cut file by file."""
         self._process: EmbeddingProcess | None = process
+        self._indexing_process: EmbeddingProcess | None = None
+        """The process the current window set was sent to; another one (a restart) must be sent it again."""
+        self._restarts = RestartBudget()
+        self.process_stopped = False
+        """True once the embedding process died too often: hits rank what is embedded, nothing more."""
         self._generation = 0
         """Which window set the index belongs to; vectors of an older set are dropped on arrival."""
         self._from_cache = 0
@@ -359,6 +365,7 @@ class RaglensApp(Navigation, LabActions):
         index = self.index = VectorIndex(pending.windows, self.model.dimension)
         first = self._file_rows.get(self._shown[0], range(0)) if self._shown is not None else range(0)
         self._process.index_windows(self._generation, pending.texts, first)
+        self._indexing_process = self._process
         self._embed_started = time.monotonic()
         progress = self.query_one("#progress", ProgressBar)
         progress.update(total=max(len(pending.windows), 1), progress=index.embedded_count)
@@ -389,7 +396,9 @@ class RaglensApp(Navigation, LabActions):
             self._narrate(note)
             self.notify(note, title="approximate scores", severity="warning", timeout=20, markup=False)
         self._start_embedding()
-        self._ask_control_questions()
+        self._resume_embedding()
+        if len(self._controls) < len(CONTROL_QUESTIONS):
+            self._ask_control_questions()
         self._refresh_status()
         if self._query_text.strip():
             self._submit_query()
@@ -436,12 +445,59 @@ class RaglensApp(Navigation, LabActions):
         )
 
     def on_embedder_ended(self, message: EmbedderEnded) -> None:
-        if self._process is not None and self.is_running:
+        """The process died under the app: start it again (the cache holds what it embedded), and
+        keep ranking the windows embedded so far; after RESTART_LIMIT deaths a minute, stop trying."""
+        ended = self._process
+        if ended is None or ended.is_alive() or not self.is_running:
+            return  # the app is closing, or this was a process already replaced
+        self._process = None
+        ended.close(timeout=1)
+        how = describe_exit(message.event.exit_code)
+        embedded = self.index.embedded_count if self.index is not None else 0
+        if self._restarts.allow(time.monotonic()):
+            self._narrate(f"the embedding process ended ({how}); starting it again")
             self.notify(
-                f"the embedding process ended (exit code {message.event.exit_code})",
+                f"The embedding process ended ({how}). Starting it again; meanwhile hits rank the "
+                f"{embedded:,} window(s) embedded so far.",
+                title="embedding process",
+                severity="warning",
+                timeout=20,
+                markup=False,
+            )
+            self._start_process()
+        else:
+            self.process_stopped = True
+            self._narrate(f"the embedding process ended ({how}) again; not starting it again")
+            self.notify(
+                f"The embedding process ended ({how}) {self._restarts.limit} times within a minute, so "
+                f"raglens stopped starting it. Hits rank the {embedded:,} window(s) embedded; a new "
+                "question cannot be embedded. r (re-scan) tries again; the log file says more.",
+                title="embedding process stopped",
                 severity="error",
                 timeout=60,
+                markup=False,
             )
+        self._refresh_status()
+
+    def _start_process(self) -> None:
+        """Start a new embedding process; its EngineReady resumes indexing and the standing query."""
+        self.process_stopped = False
+        self._process = start_embedding_process(self.config)
+        self.relay_events(self._process)
+
+    def _resume_embedding(self) -> None:
+        """Send the current window set to a restarted process: it serves what the cache holds
+        (everything embedded before the crash) and embeds the rest, the file in view first."""
+        index, process = self.index, self._process
+        if index is None or process is None or self.corpus is None or index.is_complete:
+            return
+        if self._indexing_process is process:
+            return
+        from raglens.windows import window_texts
+
+        first = self._file_rows.get(self._shown[0], range(0)) if self._shown is not None else range(0)
+        process.index_windows(self._generation, window_texts(self.corpus, self._windows), first)
+        self._indexing_process = process
 
     def _ask_control_questions(self) -> None:
         """Embed the off-topic control questions once per model, for the noise band behind every query."""
@@ -539,6 +595,11 @@ class RaglensApp(Navigation, LabActions):
             self.query_one(ScoreStrip).clear()
             self.run_worker(hits.clear_hits(Text("type a question above", style="dim")), group="hits")
             return
+        if self.process_stopped:
+            hits.show_summary(
+                Text("the embedding process is stopped: a new question cannot be embedded (r)", style="red")
+            )
+            return
         if self.model is None or self._process is None:
             hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
             return
@@ -559,6 +620,9 @@ class RaglensApp(Navigation, LabActions):
 
     def action_rescan(self) -> None:
         """Read the corpus again; with the cache, only windows whose text changed are embedded."""
+        if self._process is None and self.process_stopped:
+            self._restarts = RestartBudget()
+            self._start_process()
         self._rebuild(self.params, f"re-scanning {self.config.path}")
 
     def action_help(self) -> None:

@@ -7,6 +7,8 @@ from typing import TypeVar
 
 from textual.worker import get_current_worker
 
+from raglens.errors import EmbeddingProcessGone
+
 T = TypeVar("T")
 
 POLL_S = 0.1
@@ -16,12 +18,15 @@ POLL_S = 0.1
 def result_unless_cancelled(future: concurrent.futures.Future[T]) -> T | None:
     """``future``'s result once it comes; None if the current worker is cancelled first.
 
-    A failed future (the process ended before it answered) raises, as a worker error the app reports.
+    None too if the embedding process ended before it answered: the app reports that, starts it
+    again and asks again. Any other failure raises, as a worker error the app reports.
     """
     worker = get_current_worker()
     while True:
         try:
             return future.result(timeout=POLL_S)
+        except EmbeddingProcessGone:
+            return None
         except concurrent.futures.TimeoutError:
             if worker.is_cancelled:
                 return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -53,6 +54,7 @@ from raglens.ui.process_restarts import RestartBudget, describe_exit
 from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
+from raglens.ui.terminal_watch import watch_terminal
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.score_strip import ScoreStrip
@@ -208,6 +210,9 @@ class RaglensApp(Navigation, LabActions):
         import signal
 
         loop = asyncio.get_running_loop()
+        output = sys.__stdout__.fileno() if sys.__stdout__ is not None else -1
+        if not self.is_headless and output >= 0 and os.isatty(output):
+            watch_terminal(output, self._hang_up)  # a terminal closed without SIGHUP: reads fail with EIO
         handlers = {signal.SIGTERM: self._terminate, signal.SIGHUP: self._hang_up}
         for number, handler in handlers.items():
             # Not possible off the main thread, or on a platform without these signals.
@@ -222,6 +227,9 @@ class RaglensApp(Navigation, LabActions):
 
     def _hang_up(self) -> None:
         """The terminal is gone: stop the embedding process and end now, writing nothing to it.
+
+        Called on SIGHUP by the event loop, or by the terminal watcher's thread when the terminal
+        closed without a SIGHUP; either way the process ends here.
 
         A graceful exit writes to the dead terminal, and Textual's writer thread then never drains
         its queue: 11 of 15 closed terminals left raglens running forever. The cache stays whole:

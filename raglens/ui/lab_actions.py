@@ -221,7 +221,7 @@ class LabActions(App[None]):
         plan = plan_probes(corpus.texts(), index.windows)
         asked = {query: embed_query(query) for query in plan.queries()}
         vectors = {query: result_unless_cancelled(vector) for query, vector in asked.items()}
-        if get_current_worker().is_cancelled or None in vectors.values():
+        if get_current_worker().is_cancelled or any(vector is None for vector in vectors.values()):
             return  # cancelled, or the embedding process died: the app reports that and starts it again
 
         def ranked(query: str, top: int) -> SearchResult:

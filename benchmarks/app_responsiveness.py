@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import uuid
@@ -153,10 +155,27 @@ async def lag_and_latency(path: str) -> Phases:
     return phases
 
 
+def ensure_bytecode() -> None:
+    """Compile every installed module and raglens, as an installer does, when Python would not cache it.
+
+    With PYTHONDONTWRITEBYTECODE set (as on the development machines), every start compiles each
+    imported module from source again: measured here, that doubled a bare Textual app's first frame
+    (0.55 s against 0.22 s) and raglens's warm hits, which users with an ordinary install never see.
+    """
+    if not (sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE")):
+        return
+    places = [sysconfig.get_paths()["purelib"], str(REPO_ROOT / "raglens")]
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-j", "0", *places], capture_output=True, check=False
+    )
+    print("PYTHONDONTWRITEBYTECODE is set here: compiled the bytecode an ordinary install has first")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("path", nargs="?", default=".")
     args = parser.parse_args()
+    ensure_bytecode()
     if shutil.which("tmux"):
         # Alternating, so a change in the shared machine's load hits both alike.
         bare, frames, hits = [], [], []

@@ -90,6 +90,10 @@ class EmbeddingServer:
     def serve(self) -> None:
         """Answer requests until shutdown or a closed pipe; embed a batch whenever none is waiting."""
         self.send(ModelReady(**dataclasses.asdict(self.engines.info())))
+        # Embedding keeps every core busy; a lower priority lets the UI's process run the moment it
+        # needs to. Not before: opening the engine is what a warm start's first hits wait for.
+        with contextlib.suppress(OSError, AttributeError):
+            os.nice(10)
         try:
             while True:
                 while self._builder is None or self._connection.poll(0):
@@ -182,9 +186,6 @@ def _failure_message(error: Exception) -> str:
 def main(argv: list[str]) -> int:
     """Serve the parent on the socket whose descriptor is ``argv[0]``."""
     _die_with_parent()
-    # Embedding keeps every core busy; a lower priority lets the UI's process run the moment it needs to.
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(10)
     connection = Connection(int(argv[0]))
     server: EmbeddingServer | None = None
     try:

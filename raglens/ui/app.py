@@ -144,11 +144,18 @@ class RaglensApp(Navigation, LabActions):
         self.shown_query: str | None = None
         """The query whose hits are on screen (``last_result``'s, once its hits are drawn)."""
         self._pending_windows: CorpusLoaded | None = None
+        """Windows read and cut, not yet sent to the embedding process."""
+        self._windows_without_index: CorpusLoaded | None = None
+        """Windows sent to the process whose index waits for the model's dimension (its EngineReady)."""
         self._query_text = config.query
         self._query_vector: Future[np.ndarray] | None = None
         """The vector of ``_query_text`` as the embedding process will give it (or has given it)."""
         self._debounce: Timer | None = None
         self._rerank_timer: Timer | None = None
+        self._ranking: tuple[str, Worker[None]] | None = None
+        """The query a ranking worker is ranking now, and that worker."""
+        self._rank_again = False
+        """More vectors or the noise band came while ``_ranking`` ran: rank once more when it ends."""
         self._embed_started: float | None = None
         self._shown: tuple[str, int | None] | None = None
         """The file in the window view and its selected window."""
@@ -160,6 +167,8 @@ class RaglensApp(Navigation, LabActions):
         self._indexing_process: EmbeddingProcess | None = None
         """The process the current window set was sent to; another one (a restart) must be sent it again."""
         self._restarts = RestartBudget()
+        self._engine_failed = False
+        """The process reported a failure of the model (it then ends): it is not restarted for that."""
         self.process_stopped = False
         """True once the embedding process died too often: hits rank what is embedded, nothing more."""
         self._generation = 0
@@ -195,6 +204,8 @@ class RaglensApp(Navigation, LabActions):
         self.query_one("#query", Input).focus()
         # Reading the corpus is mostly file I/O and imports nothing heavy: it starts with the first paint.
         self.read_corpus(self.params)
+        if self._query_text.strip():
+            self._submit_query()
         self._narrate(f"loading {self.config.choice.label} in a separate process")
         # The relay imports numpy (~0.15 s of the GIL): after the first paint, well before the model is ready.
         self.call_after_refresh(self.relay_events, self._process)
@@ -357,26 +368,36 @@ class RaglensApp(Navigation, LabActions):
         self.query_one(WindowView).show_message("nothing to show", str(message.error))
 
     def _start_embedding(self) -> None:
-        """Once both the windows and the model are known, build the index and ask for its vectors.
+        """Send the windows to the process as soon as they are cut, model ready or not.
 
         The texts go to the process once; it answers from the cache, then embeds the rest, the file
-        in view first.
+        in view first. Sent before the model is ready, they wait in the pipe, so on a warm start the
+        vectors follow the process's EngineReady at once.
         """
         pending = self._pending_windows
-        if pending is None or self.model is None or self._process is None:
+        if pending is None or self._process is None:
             return
-        from raglens.index import VectorIndex  # imported by the relay before it posted EngineReady
-
         self._pending_windows = None
         self._generation += 1
         self._from_cache = 0
-        index = self.index = VectorIndex(pending.windows, self.model.dimension)
         first = self._file_rows.get(self._shown[0], range(0)) if self._shown is not None else range(0)
         self._process.index_windows(self._generation, pending.texts, first)
         self._indexing_process = self._process
         self._embed_started = time.monotonic()
+        self._windows_without_index = pending
+        self._make_index()
+
+    def _make_index(self) -> None:
+        """Build the empty index of the windows sent, once the model's dimension is known."""
+        sent = self._windows_without_index
+        if sent is None or self.model is None:
+            return
+        from raglens.index import VectorIndex  # imported by the relay before it posted EngineReady
+
+        self._windows_without_index = None
+        index = self.index = VectorIndex(sent.windows, self.model.dimension)
         progress = self.query_one("#progress", ProgressBar)
-        progress.update(total=max(len(pending.windows), 1), progress=index.embedded_count)
+        progress.update(total=max(len(sent.windows), 1), progress=index.embedded_count)
         self._refresh_status()
 
     def _narrate_coverage(self, index: VectorIndex) -> None:
@@ -405,11 +426,12 @@ class RaglensApp(Navigation, LabActions):
             self.notify(note, title="approximate scores", severity="warning", timeout=20, markup=False)
         self._start_embedding()
         self._resume_embedding()
+        self._make_index()
+        if self._query_text.strip() and not _asked(self._query_vector):
+            self._submit_query()  # not asked before the model was ready, or the process was restarted
         if len(self._controls) < len(CONTROL_QUESTIONS):
             self._ask_control_questions()
         self._refresh_status()
-        if self._query_text.strip():
-            self._submit_query()
 
     def on_cache_looked(self, message: CacheLooked) -> None:
         from raglens.pipeline import VectorsFromCache  # loaded by the corpus worker already
@@ -447,6 +469,7 @@ class RaglensApp(Navigation, LabActions):
         self.notify(warning, title="vector cache", severity="warning", timeout=20, markup=False)
 
     def on_engine_failed(self, message: EngineFailed) -> None:
+        self._engine_failed = True  # said why: the process ends next, and is not started again
         self._narrate(f"error: {message.event.message}")
         self.notify(
             message.event.message, title="the model failed", severity="error", timeout=60, markup=False
@@ -460,6 +483,10 @@ class RaglensApp(Navigation, LabActions):
             return  # the app is closing, or this was a process already replaced
         self._process = None
         ended.close(timeout=1)
+        if self._engine_failed:
+            self.process_stopped = True  # the model itself failed: starting it again would fail again
+            self._refresh_status()
+            return
         how = describe_exit(message.event.exit_code)
         embedded = self.index.embedded_count if self.index is not None else 0
         if self._restarts.allow(time.monotonic()):
@@ -490,6 +517,7 @@ class RaglensApp(Navigation, LabActions):
     def _start_process(self) -> None:
         """Start a new embedding process; its EngineReady resumes indexing and the standing query."""
         self.process_stopped = False
+        self._engine_failed = False
         self._process = start_embedding_process(self.config)
         self.relay_events(self._process)
 
@@ -497,9 +525,9 @@ class RaglensApp(Navigation, LabActions):
         """Send the current window set to a restarted process: it serves what the cache holds
         (everything embedded before the crash) and embeds the rest, the file in view first."""
         index, process = self.index, self._process
-        if index is None or process is None or self.corpus is None or index.is_complete:
+        if process is None or self.corpus is None or not self._windows or self._indexing_process is process:
             return
-        if self._indexing_process is process:
+        if index is not None and index.is_complete:
             return
         from raglens.windows import window_texts
 
@@ -528,7 +556,12 @@ class RaglensApp(Navigation, LabActions):
             if self._rerank_timer is not None:
                 self._rerank_timer.stop()  # this ranking covers whatever the timer was waiting for
                 self._rerank_timer = None
-            self.rank_query(
+            if self._ranking is not None and self._ranking[0] == self._query_text:
+                # Same question, more to rank with: let the running ranking reach the screen first
+                # (cancelling it would throw its work away), then rank again.
+                self._rank_again = True
+                return
+            worker = self.rank_query(
                 self.index.snapshot(),
                 self.corpus,
                 self._query_text,
@@ -537,6 +570,7 @@ class RaglensApp(Navigation, LabActions):
                 dict(self._controls),
                 dict(self.pinned),
             )
+            self._ranking = (self._query_text, worker)
         elif self._rerank_timer is None:
             self._rerank_timer = self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
 
@@ -583,6 +617,8 @@ class RaglensApp(Navigation, LabActions):
 
     @on(Input.Changed, "#query")
     def query_changed(self, event: Input.Changed) -> None:
+        if event.value == self._query_text and _asked(self._query_vector):
+            return  # the box was given the standing question (at mount): it is asked already
         self._query_text = event.value
         if self._debounce is not None:
             self._debounce.stop()
@@ -608,14 +644,22 @@ class RaglensApp(Navigation, LabActions):
                 Text("the embedding process is stopped: a new question cannot be embedded (r)", style="red")
             )
             return
-        if self.model is None or self._process is None:
+        if self._process is None:
             hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
             return
+        # Asked even before the model is ready: the process answers right after its EngineReady.
         self._query_vector = self._process.embed_query(self._query_text)
+        if self.model is None:
+            hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
         self._rerank(now=True)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker's exception becomes a notification and a traceback in the log file; the app goes on."""
+        if self._ranking is not None and event.worker is self._ranking[1] and event.worker.is_finished:
+            self._ranking = None
+            if self._rank_again:
+                self._rank_again = False
+                self._rerank(now=True)
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             self._narrate(f"error in {event.worker.description}: {error}")
@@ -690,7 +734,7 @@ class RaglensApp(Navigation, LabActions):
 
     def _refresh_status(self) -> None:
         index = self.index
-        pending = self._pending_windows
+        pending = self._pending_windows or self._windows_without_index
         total = index.window_count if index else (len(pending.windows) if pending else None)
         embedded = index.embedded_count if index else 0
         rate = None
@@ -705,3 +749,10 @@ class RaglensApp(Navigation, LabActions):
         # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.
         embedding = bool(index and not index.is_complete)
         self.query_one("#progress", ProgressBar).display = embedding and self.config.show_rates
+
+
+def _asked(vector: Future[np.ndarray] | None) -> bool:
+    """Whether a query's vector was asked for and not lost (a process that died fails its futures)."""
+    if vector is None or vector.cancelled():
+        return False
+    return not (vector.done() and vector.exception() is not None)

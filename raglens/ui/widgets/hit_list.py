@@ -131,7 +131,7 @@ class HitList(Widget):
         self.query_one("#hit-summary", Static).update(summary)
 
     async def show_result(self, result: SearchResult, excerpts: Sequence[HitExcerpt], summary: Text) -> None:
-        """Replace the hits with ``result``'s; the same hits again keep the list and its cursor."""
+        """Replace the hits with ``result``'s; the same hits (new scores or marks at most) keep the cursor."""
         self.show_summary(summary)
         shown_now = [(item.hit.row, item.hit.score, item.marks) for item in self.query(HitItem)]
         wanted = [
@@ -150,8 +150,9 @@ class HitList(Widget):
             await items.remove_items(range(len(pairs), len(shown)))
         elif len(pairs) > len(shown):
             await items.extend(HitItem(hit, lines) for hit, lines in pairs[len(shown) :])
-        items.index = 0 if pairs else None
-        items.scroll_home(animate=False)
+        if [row for row, _, _ in shown_now] != [hit.row for hit in result.hits]:
+            items.index = 0 if pairs else None  # new hits: start at the top; new marks only: stay
+            items.scroll_home(animate=False)
 
     async def clear_hits(self, summary: Text) -> None:
         self.show_summary(summary)

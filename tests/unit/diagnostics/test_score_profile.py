@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from raglens.diagnostics.score_profile import BIN_COUNT, bin_of, score_profile, sparkline
+from raglens.diagnostics.score_profile import BIN_COUNT, bin_of, median, score_profile, sparkline
 
 scores_strategy = arrays(np.float32, st.integers(1, 80), elements=st.floats(-1, 1, width=32))
 
@@ -22,6 +22,11 @@ def test_profile_agrees_with_a_full_sort(scores: np.ndarray, k: int) -> None:
     assert profile.kth_score == ordered[shown - 1]
     assert profile.next_score == (ordered[shown] if len(ordered) > shown else None)
     assert profile.median == pytest.approx(float(np.median(scores)))
+
+
+@given(scores_strategy)
+def test_the_median_is_numpys_to_the_bit(scores: np.ndarray) -> None:
+    assert median(scores) == float(np.median(scores))
 
 
 def test_bins_are_fixed_on_the_absolute_scale() -> None:

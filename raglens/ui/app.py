@@ -48,6 +48,7 @@ from raglens.ui.messages import (
     VectorsArrived,
     WindowSetDone,
     message_for,
+    while_shown,
 )
 from raglens.ui.navigation import NARROW_BELOW, Navigation
 from raglens.ui.process_restarts import RestartBudget, describe_exit
@@ -335,6 +336,7 @@ class RaglensApp(Navigation, LabActions):
 
     # Handlers own the state.
 
+    @while_shown
     def on_corpus_loaded(self, message: CorpusLoaded) -> None:
         if message.params != self.params:
             return  # superseded by newer settings
@@ -362,6 +364,7 @@ class RaglensApp(Navigation, LabActions):
         elif message.corpus.files:
             self.show_file(message.corpus.files[0].path, 0)
 
+    @while_shown
     def on_corpus_failed(self, message: CorpusFailed) -> None:
         self._narrate(f"error: {message.error}")
         self.notify(str(message.error), title="cannot index", severity="error", timeout=30, markup=False)
@@ -413,6 +416,7 @@ class RaglensApp(Navigation, LabActions):
         limit = self.model.max_seq_length if self.model is not None else None
         self._narrate(describe_coverage(corpus_coverage(lengths, index.windows, known, limit)))
 
+    @while_shown
     def on_engine_ready(self, message: EngineReady) -> None:
         ready = message.ready
         self.model = ready
@@ -433,6 +437,7 @@ class RaglensApp(Navigation, LabActions):
             self._ask_control_questions()
         self._refresh_status()
 
+    @while_shown
     def on_cache_looked(self, message: CacheLooked) -> None:
         from raglens.pipeline import VectorsFromCache  # loaded by the corpus worker already
 
@@ -442,6 +447,7 @@ class RaglensApp(Navigation, LabActions):
         self._from_cache = event.found
         self._narrate(VectorsFromCache(event.found, event.total, event.oldest).describe())
 
+    @while_shown
     def on_vectors_arrived(self, message: VectorsArrived) -> None:
         event, index = message.event, self.index
         if index is None or event.generation != self._generation:
@@ -454,6 +460,7 @@ class RaglensApp(Navigation, LabActions):
             self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
         self._rerank(now=index.is_complete)
 
+    @while_shown
     def on_window_set_done(self, message: WindowSetDone) -> None:
         index = self.index
         if index is None or message.event.generation != self._generation:
@@ -463,11 +470,13 @@ class RaglensApp(Navigation, LabActions):
         self._narrate_coverage(index)
         self._refresh_status()
 
+    @while_shown
     def on_cache_troubled(self, message: CacheTroubled) -> None:
         warning = message.event.message
         self._narrate(f"cache: {warning}")
         self.notify(warning, title="vector cache", severity="warning", timeout=20, markup=False)
 
+    @while_shown
     def on_engine_failed(self, message: EngineFailed) -> None:
         self._engine_failed = True  # said why: the process ends next, and is not started again
         self._narrate(f"error: {message.event.message}")
@@ -475,6 +484,7 @@ class RaglensApp(Navigation, LabActions):
             message.event.message, title="the model failed", severity="error", timeout=60, markup=False
         )
 
+    @while_shown
     def on_embedder_ended(self, message: EmbedderEnded) -> None:
         """The process died under the app: start it again (the cache holds what it embedded), and
         keep ranking the windows embedded so far; after RESTART_LIMIT deaths a minute, stop trying."""
@@ -542,6 +552,7 @@ class RaglensApp(Navigation, LabActions):
         self._controls.clear()
         self.embed_controls({question: self._process.embed_query(question) for question in CONTROL_QUESTIONS})
 
+    @while_shown
     def on_controls_embedded(self, message: ControlsEmbedded) -> None:
         self._controls = dict(message.vectors)
         self._rerank(now=True)  # the noise band is complete: draw it
@@ -597,8 +608,8 @@ class RaglensApp(Navigation, LabActions):
         self._rerank(now=True)
 
     async def on_ranking_ready(self, message: RankingReady) -> None:
-        if message.query != self._query_text or self.corpus is None:
-            return
+        if message.query != self._query_text or self.corpus is None or not self.query("#panes"):
+            return  # an older question's, or the app is closing
         self.last_result = message.result
         summary = ranked_summary(
             printable(message.query),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from textual.message import Message
 
@@ -21,6 +22,7 @@ from raglens.embedding_events import (
 
 if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the first frame
     import numpy as np
+    from textual.app import App
 
     from raglens.corpus import Corpus
     from raglens.diagnostics.probes import ProbeResult
@@ -161,3 +163,19 @@ class PromptReady(Message):
     def __init__(self, preview: PromptPreview) -> None:
         super().__init__()
         self.preview = preview
+
+
+HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
+
+
+def while_shown(handler: HandlerT) -> HandlerT:
+    """Skip ``handler`` once the app's panes are gone: at shutdown, events the workers posted earlier
+    are still delivered after the widgets they update were removed."""
+
+    @functools.wraps(handler)
+    def guarded(app: App[Any], message: Message) -> Any:
+        if not app.query("#panes"):
+            return None
+        return handler(app, message)
+
+    return cast(HandlerT, guarded)

@@ -207,8 +207,10 @@ class OnnxEmbedder:
         self._limit = fingerprint.max_seq_length
         if self._limit is not None:
             self._tokenizer.enable_truncation(self._limit)
-        self._counter = TokenCounter(fingerprint.folder, fingerprint.name, self._limit)
-        """A second tokenizer that never truncates, to count what is left unread."""
+        self._fingerprint = fingerprint
+        self._counter: TokenCounter | None = None
+        """A second tokenizer that never truncates, to count what is left unread; loaded on first use,
+        since a warm start, whose extents are all cached, never needs it (25 ms of its start-up)."""
         self._path = path
         self._bulk_threads = bulk_threads
         self._bulk_spinning = bulk_spinning
@@ -278,6 +280,8 @@ class OnnxEmbedder:
         return vector
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
+        if self._counter is None:
+            self._counter = TokenCounter(self._fingerprint.folder, self._fingerprint.name, self._limit)
         return self._counter.reading_extents(texts)
 
 

@@ -222,6 +222,9 @@ def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile
     if longest is not None:
         detail = f"minified or generated: a line of {longest:,} characters"
         return SkippedFile(rel_path, SkipReason.GENERATED, detail)
+    data_note = _data_not_text(rel_path, decoded.text)
+    if data_note is not None:
+        return SkippedFile(rel_path, SkipReason.GENERATED, data_note)
     return SourceFile(rel_path, decoded.text, decoded.encoding, len(data), decoded.note, stat.st_mtime_ns)
 
 
@@ -239,6 +242,28 @@ def _minified_line_length(text: str) -> int | None:
     if len(text) / line_count < MINIFIED_LINE_CHARS:
         return None
     return max(len(line) for line in LINE_BREAK.split(text))
+
+
+DIGIT_SHARE_OF_DATA = 0.5
+"""A file whose visible characters are this much digits is numbers (coordinates, a table), not text."""
+DATA_MIN_CHARS = 2_000
+
+
+def _data_not_text(rel_path: str, text: str) -> str | None:
+    """Why ``text`` is data rather than something to read, or None.
+
+    An SVG's path data ("M12.5 3.25c-1.1 0-2 .9-2 2…") embeds close to every off-topic question:
+    on one repository a drawing topped every control question of the noise floor.
+    """
+    if rel_path.lower().endswith((".svg", ".svgz")):
+        return "a vector drawing (SVG): coordinates, not text"
+    visible = len(text) - sum(text.count(space) for space in " \t\n\r")
+    if visible < DATA_MIN_CHARS:
+        return None
+    digits = sum(text.count(digit) for digit in "0123456789")
+    if digits / visible < DIGIT_SHARE_OF_DATA:
+        return None
+    return f"data, not text: {digits / visible:.0%} of its characters are digits"
 
 
 def _too_large(rel_path: str, size: int, options: CorpusOptions) -> SkippedFile:

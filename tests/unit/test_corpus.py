@@ -139,6 +139,28 @@ def test_per_file_skips_each_with_its_reason(make_tree: MakeTree) -> None:
     assert by_path["blank.txt"].detail == "only whitespace"
 
 
+def test_drawings_and_number_dumps_are_data_not_text(make_tree: MakeTree) -> None:
+    """SVG path data topped every off-topic control question; a table of numbers reads no better."""
+    path_data = "M12.5 3.25c-1.1 0-2 .9-2 2v14.5l3.2-2.4 3.3 2.4V5.25c0-1.1-.9-2-2-2z " * 60
+    root = make_tree(
+        {
+            "docs/_static/logo.svg": f'<svg><path d="{path_data}"/></svg>\n',
+            "data/points.csv": "".join(f"{i},{i * 3.25:.2f},{i * 7 % 13}\n" for i in range(400)),
+            "src/table.py": "".join(
+                f"LIMITS_{i} = ({i}, {i * 2}, {i * 3})  # bound of stage {i}\n" for i in range(80)
+            ),
+            "notes.md": "Release 2.4.1 shipped on 2024-03-05 with 3 fixes.\n",
+        }
+    )
+    corpus = scan_corpus(root, CorpusOptions())
+    by_path = {entry.path: entry for entry in corpus.skipped}
+    assert sorted(f.path for f in corpus.files) == ["notes.md", "src/table.py"], "code with numbers is text"
+    assert by_path["docs/_static/logo.svg"].reason is SkipReason.GENERATED
+    assert by_path["docs/_static/logo.svg"].detail == "a vector drawing (SVG): coordinates, not text"
+    assert by_path["data/points.csv"].reason is SkipReason.GENERATED
+    assert by_path["data/points.csv"].detail.startswith("data, not text: ")
+
+
 def test_encodings_bom_utf16_cp1252_and_crlf(make_tree: MakeTree) -> None:
     root = make_tree(
         {

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 CACHE_DIR_ENV = "RAGLENS_CACHE_DIR"
+ONNX_FOLDER = "onnx"
+"""The folder of the cache folder that holds the models' ONNX exports."""
 
 
 def default_cache_dir() -> Path:

@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from raglens.cache_location import ONNX_FOLDER
 from raglens.embedding import SentenceTransformerEmbedder, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 from raglens.fingerprint import ModelFingerprint
 from raglens.tokens import TokenCounter, load_tokenizer
 
-ONNX_FOLDER = "onnx"
 EXPORT_VERSION = 2
 """Bump when the exported graph changes (2: onnxruntime's fusions applied), so older exports are redone."""
 AGREEMENT = 0.9999

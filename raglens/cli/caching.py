@@ -10,6 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from raglens.cache_location import ONNX_FOLDER
+from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump
 from raglens.display import describe_age
 from raglens.errors import BadInputError, CacheUnwritableError
@@ -17,7 +19,16 @@ from raglens.printable import printable_name
 from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
 
 
-def info_document(info: CacheInfo) -> dict[str, Any]:
+def onnx_exports(directory: Path) -> list[tuple[Path, int]]:
+    """The ONNX exports in the cache folder ``directory`` and their sizes in bytes, largest first."""
+    try:
+        found = [(path, path.stat().st_size) for path in (directory / ONNX_FOLDER).glob("*.onnx")]
+    except OSError:
+        return []
+    return sorted(found, key=lambda entry: -entry[1])
+
+
+def info_document(info: CacheInfo, exports: list[tuple[Path, int]]) -> dict[str, Any]:
     """``raglens cache info --json``."""
     return {
         "schema": SCHEMA_VERSION,
@@ -38,6 +49,7 @@ def info_document(info: CacheInfo) -> dict[str, Any]:
             }
             for model in info.models
         ],
+        "onnx_exports": [{"path": str(path), "size_bytes": size} for path, size in exports],
     }
 
 
@@ -45,7 +57,7 @@ def _ago(timestamp: float) -> str:
     return describe_age(time.time() - timestamp) + " ago"
 
 
-def print_info(console: Console, info: CacheInfo) -> None:
+def print_info(console: Console, info: CacheInfo, exports: list[tuple[Path, int]]) -> None:
     console.print(
         Text(f"cache: {printable_name(str(info.path))} ({info.size_bytes / 1e6:.1f} MB)", style="bold")
     )
@@ -57,11 +69,16 @@ def print_info(console: Console, info: CacheInfo) -> None:
         line.append(f"  {model.dimension} d  {model.entries:,} vector(s)  last used {_ago(model.last_used)}")
         line.append(f"  fingerprint {model.fingerprint[:12]}", style="dim")
         console.print(line)
+    for path, size in exports:
+        # What lets a warm start embed queries without torch; made once per model's files.
+        line = Text(f"  onnx export {size / 1e6:.1f} MB", style="bold")
+        line.append(f"  {printable_name(path.name)}", style="dim")
+        console.print(line)
 
 
 def run_cache(args: argparse.Namespace, directory: Path) -> int:
     """Report on or clear the cache in ``directory``; exit code 0 (4: the cache could not be cleared)."""
-    stdout = Console(highlight=False)
+    stdout = console_for()
     if args.action == "clear":
         if not (directory / CACHE_FILE_NAME).exists():
             removed = 0
@@ -91,15 +108,16 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
             _report_warnings(cache)
     else:
         info = CacheInfo(directory / CACHE_FILE_NAME, 0, ())
+    exports = onnx_exports(directory)
     if args.json:
-        print(dump(info_document(info)))
+        print(dump(info_document(info, exports)))
     else:
-        print_info(stdout, info)
+        print_info(stdout, info, exports)
     return 0
 
 
 def _report_warnings(cache: VectorCache) -> None:
     """Report what went wrong with the cache on stderr; the command itself still succeeds."""
-    stderr = Console(stderr=True, highlight=False)
+    stderr = console_for(stderr=True)
     for warning in cache.warnings:
         stderr.print(f"raglens: warning: {warning}", markup=False)

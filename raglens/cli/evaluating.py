@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
+from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, parameters_document
 from raglens.cli.lab_documents import eval_document
 from raglens.cli.lab_render import print_eval
@@ -56,7 +57,7 @@ def run_eval(args: argparse.Namespace, params: WindowParams, stderr: Console) ->
     if json_mode:
         print(dump(document))
     else:
-        console = Console(highlight=False)
+        console = console_for()
         console.print(engine_header(prepared.engine), markup=False, style="dim")
         print_eval(console, report)
     return 0

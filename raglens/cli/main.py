@@ -360,6 +360,7 @@ def _run_app(args: argparse.Namespace) -> int:
 
 
 def _run_files(args: argparse.Namespace) -> int:
+    from raglens.cli.consoles import console_for
     from raglens.cli.documents import dump, files_document
     from raglens.cli.render import print_files
     from raglens.diagnostics.coverage import measure_coverage, token_counter_for
@@ -374,7 +375,7 @@ def _run_files(args: argparse.Namespace) -> int:
     counter = token_counter_for(args.model)
     coverage = None
     if counter is None:
-        stderr = Console(stderr=True, highlight=False)
+        stderr = console_for(stderr=True)
         stderr.print(
             f"raglens: note: no tokenizer of {args.model} here; coverage is not measured", markup=False
         )
@@ -383,7 +384,7 @@ def _run_files(args: argparse.Namespace) -> int:
     if args.json:
         print(dump(files_document(corpus, params, args.max_file_bytes, counts, coverage)))
     else:
-        print_files(Console(highlight=False), corpus, params, counts, coverage)
+        print_files(console_for(), corpus, params, counts, coverage)
     require_indexable(corpus, args.path)
     return ExitCode.OK
 

@@ -6,6 +6,7 @@ import argparse
 
 from rich.console import Console
 
+from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, parameters_document
 from raglens.cli.lab_documents import probe_document
 from raglens.cli.lab_render import print_probes
@@ -49,7 +50,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
             )
         )
     else:
-        console = Console(highlight=False)
+        console = console_for()
         console.print(engine_header(engine), markup=False, style="dim")
         print_probes(console, results)
     return 0

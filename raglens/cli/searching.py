@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from raglens.cache_location import cache_dir_named
+from raglens.cli.consoles import console_for
 from raglens.cli.documents import dump, search_document
 from raglens.cli.lab_documents import diagnostics_document, prompt_document
 from raglens.cli.lab_render import print_prompt
@@ -190,7 +191,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             document["prompt"] = prompt_document(prompt)
         print(dump(document))
     else:
-        console = Console(highlight=False)
+        console = console_for()
         print_search(
             console,
             query=args.query,

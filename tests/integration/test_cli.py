@@ -289,7 +289,16 @@ def test_cache_info_and_clear_without_the_model(capsys: pytest.CaptureFixture[st
     assert json.loads(out)["removed"] == 3
     code, out, _ = run_main(capsys, "cache", "info", "--json", "--cache-dir", str(tmp_path))
     assert [m["name"] for m in json.loads(out)["models"]] == ["model-b"]
+    assert json.loads(out)["onnx_exports"] == []
     assert main(["cache", "info", "--model", "x", "--cache-dir", str(tmp_path)]) == 2
+    (tmp_path / "onnx").mkdir()
+    (tmp_path / "onnx" / "abc-v2.onnx").write_bytes(b"\0" * 2_500_000)
+    code, out, _ = run_main(capsys, "cache", "info", "--cache-dir", str(tmp_path))
+    assert "onnx export 2.5 MB  abc-v2.onnx" in out, "the export a warm start needs is listed"
+    code, out, _ = run_main(capsys, "cache", "info", "--json", "--cache-dir", str(tmp_path))
+    assert json.loads(out)["onnx_exports"] == [
+        {"path": str(tmp_path / "onnx" / "abc-v2.onnx"), "size_bytes": 2_500_000}
+    ]
 
 
 @pytest.mark.model
@@ -351,3 +360,23 @@ def test_a_query_with_bytes_that_are_not_utf8_is_searched_with_replacement_chara
     assert args.query == "caf\ufffd \ufffd"
     probe = build_parser("probe").parse_args(["sample_corpus", "--probe", "\udcffx"])
     assert probe.probes == ["\ufffdx"]
+
+
+def test_output_to_a_file_or_pipe_is_never_broken_mid_line(tmp_path: Path) -> None:
+    """Rich wrapped at 80 columns off a terminal: the header and citations broke mid-phrase in a file."""
+    environment = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    environment["RAGLENS_CACHE_DIR"] = str(tmp_path)
+    search = [sys.executable, "-m", "raglens", "search", "sample_corpus", "how are failed jobs retried?"]
+    fake = ["--embedder-factory", "tests.fakes:HashingEmbedder"]
+    completed = subprocess.run(
+        [*search, "-k", "2", *fake],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    header = completed.stdout.splitlines()[1]
+    assert " · k=2 · 1000/200 chars · ranked 66 of 66 windows in 32 files" in header, header
+    assert len(header) > 80

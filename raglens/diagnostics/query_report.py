@@ -71,11 +71,17 @@ def diagnose_query(
     lexical = tuple(lexical_match(query, hit.window.text_in(texts[hit.window.path])) for hit in result.hits)
     name = query_identifier(query)
     identifier = None if name is None else identifier_report(name, texts, windows, result)
+    # Two neighbouring windows that both score like an off-topic question are no answer split in two.
+    straddles = tuple(
+        straddle
+        for straddle in find_straddles(result.hits)
+        if noise is None or noise.stands_above(max(straddle.first.score, straddle.second.score))
+    )
     return QueryDiagnostics(
         score_profile(result.scores, k),
         noise,
         lexical,
-        tuple(find_straddles(result.hits)),
+        straddles,
         identifier,
         tuple(_expected_ranks(result, windows, expected or {})),
     )

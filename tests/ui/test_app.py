@@ -538,9 +538,20 @@ async def test_rankings_and_vectors_arriving_under_a_modal_screen_are_drawn_behi
 
 
 async def test_a_straddle_marks_the_shared_lines_in_the_gutter() -> None:
-    app = make_app(query=QUERY, k=20)  # with 20 of 66 windows shown, neighbours rank together
+    # The words around the cut between docs/queues.md's windows 1 and 2: with the bag-of-words fake
+    # model both windows rank, the first well above the noise band of the control questions.
+    around_the_cut = " ".join((REPO_ROOT / "sample_corpus/docs/queues.md").read_text()[700:1100].split())
+    app = make_app(query=around_the_cut, k=5)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: fully_ranked(app, 20), "hits over the whole index")
+        await wait_until(
+            pilot,
+            lambda: (
+                fully_ranked(app, 5)
+                and app.last_diagnostics is not None
+                and app.last_diagnostics.noise is not None
+            ),
+            "hits over the whole index, with the noise band",
+        )
         diagnostics = app.last_diagnostics
         assert diagnostics is not None and diagnostics.straddles, "the fake ranking has a straddle"
         straddle = diagnostics.straddles[0]

@@ -35,3 +35,22 @@ def test_a_pinned_file_ranks_at_its_best_embedded_window(data: st.DataObject) ->
             place for place, position in enumerate(order, 1) if paths[embedded[position]] == found.ref.path
         ]
         assert found.rank == (places[0] if places else None)
+
+
+def test_no_straddle_is_reported_among_hits_that_score_like_off_topic_questions() -> None:
+    from raglens.diagnostics.noise_floor import ControlScore, NoiseFloor
+    from raglens.search import Hit
+
+    windows = [
+        Window("a.md", Unit.CHARS, row, row * 800, row * 800 + 1000, row + 1, row + 2) for row in range(3)
+    ]
+    texts = {"a.md": "x" * 2600}
+
+    def diagnosed(first: float, second: float) -> int:
+        hits = (Hit(1, first, windows[0], 0), Hit(2, second, windows[1], 1))
+        result = SearchResult(hits, np.array([first, second, 0.0], np.float32), np.arange(3), 3)
+        noise = NoiseFloor((ControlScore("lasagna?", 0.3, "a.md:L1-L2"),))
+        return len(diagnose_query("how?", result, 2, texts, windows, noise).straddles)
+
+    assert diagnosed(0.25, 0.2) == 0, "both within the noise band: no answer to be split"
+    assert diagnosed(0.45, 0.2) == 1, "one of them stands above it: the answer may straddle the cut"

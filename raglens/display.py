@@ -34,3 +34,22 @@ def describe_age(seconds: float) -> str:
     if seconds < 36 * 3600:
         return f"{seconds / 3600:.0f} h"
     return f"{seconds / 86400:.0f} days"
+
+
+def fit_citation(path: str, line_range: str, room: int) -> str:
+    """``path`` + ``line_range`` in at most ``room`` columns, the path shortened from the left.
+
+    The line range is never cut, and the file name is kept whole as long as it fits:
+    ``…/shell_completion.py:L568-L590``. Below the range's own width, the range alone is returned.
+    """
+    whole = path + line_range
+    if len(whole) <= room:
+        return whole
+    room_for_path = room - len(line_range) - 1  # one column for the ellipsis
+    if room_for_path <= 0:
+        return line_range
+    tail = path[-room_for_path:]
+    slash = tail.find("/")
+    if 0 <= slash < len(tail) - 1 and "/" in path[: len(path) - len(tail) + slash]:
+        tail = tail[slash:]  # start at a folder boundary: "…/name.py", not "…me/name.py"
+    return "…" + tail + line_range

@@ -584,3 +584,43 @@ async def test_the_default_precision_is_exact_and_says_so() -> None:
         status = text_of(app, "#status")
         assert " · fp32 · " in status and "approximate" not in status
         assert "approximate" not in str(app.query_one("#hit-summary", Static).render())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+async def test_citations_and_markers_are_never_cut(tmp_path: Path, size: tuple[int, int]) -> None:
+    """A long path is shortened from the left (…/name.py:L1-L9); the line range and markers stay whole."""
+    from raglens.ui.widgets.hit_list import HitBody
+
+    folder = tmp_path / "src" / "a_rather_deeply_nested_package" / "with_long_folder_names"
+    folder.mkdir(parents=True)
+    for number in range(6):
+        lines = "".join(
+            f"def handler_{number}_{line}(): return 'shell completion {line}'\n" for line in range(30)
+        )
+        (folder / f"completion_{number}.py").write_text(lines, encoding="utf-8")
+    app = make_app(path=str(tmp_path), query="shell completion for bash", k=5)
+    async with app.run_test(size=size) as pilot:
+        await wait_until(
+            pilot,
+            lambda: (
+                fully_ranked(app, 5)
+                and app.last_diagnostics is not None
+                and app.last_diagnostics.noise is not None
+            ),
+            "the hits, with the noise band",
+        )
+        await pilot.pause()
+        for body in app.query(HitBody):
+            width = body.size.width
+            assert width > 0
+            heading = [line for line in str(body.render()).split("\n") if "│" not in line]
+            window = body.hit.window
+            line_range = f":L{window.line_start}-L{window.line_end}"
+            assert any(line.rstrip().endswith(line_range) or f"{line_range}  " in line for line in heading), (
+                heading
+            )
+            assert all(len(line) <= width for line in heading), (width, heading)
+            name = window.path.rsplit("/", 1)[-1]
+            assert any(name in line for line in heading), ("the file name is kept whole", width, heading)
+            if body.lines.within_noise:
+                assert any("within noise" in line for line in heading), heading

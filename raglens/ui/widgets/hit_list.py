@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import ListItem, ListView, Static
 
-from raglens.display import excerpt, similarity_bar
+from raglens.display import excerpt, fit_citation, similarity_bar
 from raglens.printable import printable, printable_name
 from raglens.ui.highlight import highlighted
 
@@ -51,20 +51,63 @@ def hit_excerpt(
     return HitExcerpt(lines, hidden, stale, literal, within_noise)
 
 
-def hit_text(hit: Hit, lines: HitExcerpt) -> Text:
-    """One hit as text: a heading line, then the window's first lines, whitespace kept."""
+def _markers(lines: HitExcerpt) -> Text:
+    """What the heading says besides the score and citation, each after two spaces."""
+    markers = Text()
+    if lines.within_noise:
+        markers.append("  within noise", style="magenta")
+    if lines.literal:
+        markers.append(printable(f"  ≡ {lines.literal}"), style="yellow")
+    if lines.stale:
+        markers.append("  changed on disk since indexed (r re-scans)", style="bold yellow")
+    return markers
+
+
+HEADING_INDENT = "   "
+
+
+def _heading_rest(path: str, line_range: str, markers: Text, width: int | None, used: int) -> list[Text]:
+    """The citation and markers after the bar, on as few lines as keep them whole in ``width``.
+
+    Beside the bar if they fit (the path shortened from the left, its file name kept); else the
+    markers, then the citation too, move to lines of their own.
+    """
+    whole = path + line_range
+    name = path.rsplit("/", 1)[-1]
+    shortest = len(name) + len(line_range) + (2 if name != path else 0)  # "…/" + name + range
+    below = Text("\n" + HEADING_INDENT)
+
+    def citation(room: int) -> Text:
+        return Text(fit_citation(path, line_range, room), style="green")
+
+    if width is None:
+        return [Text(whole, style="green"), markers]
+    beside = width - used
+    if shortest + markers.cell_len <= beside:  # all of it on the heading line
+        return [citation(beside - markers.cell_len), markers]
+    if shortest <= beside:  # the citation beside the bar, the markers below
+        return [citation(beside), *([below, markers] if markers else [])]
+    room = width - len(HEADING_INDENT)  # the citation on a line of its own
+    if shortest + markers.cell_len <= room:
+        return [below, citation(room - markers.cell_len), markers]
+    return [below, citation(room), *([below, markers] if markers else [])]
+
+
+def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None) -> Text:
+    """One hit as text: a heading line, then the window's first lines, whitespace kept.
+
+    In ``width`` columns the citation's path is shortened from the left, never its line range, and
+    the markers move to a line of their own rather than be cut.
+    """
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{hit.rank:>2} ", style="bold")
     text.append(f"{hit.score:.3f} ", style="bold cyan")
     text.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
     text.append("  ")
-    text.append(printable_name(hit.window.citation), style="green")
-    if lines.within_noise:
-        text.append("  within noise", style="magenta")
-    if lines.literal:
-        text.append(printable(f"  ≡ {lines.literal}"), style="yellow")
-    if lines.stale:
-        text.append("  changed on disk since indexed (r re-scans)", style="bold yellow")
+    window = hit.window
+    path, line_range = printable_name(window.path), f":L{window.line_start}-L{window.line_end}"
+    for part in _heading_rest(path, line_range, _markers(lines), width, text.cell_len):
+        text.append_text(part)
     for line in lines.lines:
         text.append("\n   │ ", style="dim")
         text.append_text(line)
@@ -73,11 +116,26 @@ def hit_text(hit: Hit, lines: HitExcerpt) -> Text:
     return text
 
 
+class HitBody(Static):
+    """A hit's heading and excerpt, laid out for the width it is drawn in."""
+
+    def __init__(self, hit: Hit, lines: HitExcerpt) -> None:
+        super().__init__()
+        self.hit, self.lines = hit, lines
+
+    def show(self, hit: Hit, lines: HitExcerpt) -> None:
+        self.hit, self.lines = hit, lines
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        return hit_text(self.hit, self.lines, self.size.width or None)
+
+
 class HitItem(ListItem):
     """One hit in the list."""
 
     def __init__(self, hit: Hit, lines: HitExcerpt) -> None:
-        super().__init__(Static(hit_text(hit, lines)))
+        super().__init__(HitBody(hit, lines))
         self.hit = hit
         self.stale = lines.stale
         self.marks = (lines.stale, lines.literal, lines.within_noise)
@@ -88,7 +146,7 @@ class HitItem(ListItem):
         self.hit = hit
         self.stale = lines.stale
         self.marks = (lines.stale, lines.literal, lines.within_noise)
-        self.query_one(Static).update(hit_text(hit, lines))
+        self.query_one(HitBody).show(hit, lines)
 
 
 class HitList(Widget):

@@ -121,7 +121,7 @@ class RaglensApp(Navigation, LabActions):
         Binding("c", "prompt_preview", "prompt"),
         Binding("f", "failure_lab", "failure lab"),
         Binding("question_mark,f1", "help", "help"),
-        Binding("escape", "leave_query", "leave query", show=False),
+        Binding("escape", "leave_query", "letter keys"),
         Binding("q", "quit", "quit"),
         # Ctrl+C quits at once, as in any command, even from the question box (over its "copy").
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
@@ -680,6 +680,18 @@ class RaglensApp(Navigation, LabActions):
                 write_error_log(Path(self.config.error_log_path), event.worker.description, error)
             message = printable(f"{event.worker.description} failed: {error}{where}")
             self.notify(message, severity="error", timeout=30, markup=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """In the question box, the footer offers escape (to the letter keys), not ``/``, which types.
+
+        The box has the focus at launch, so a question can be typed at once.
+        """
+        typing = isinstance(self.focused, Input)
+        if action == "leave_query":
+            return typing
+        if action == "focus_query":
+            return not typing
+        return True
 
     def action_rescan(self) -> None:
         """Read the corpus again; with the cache, only windows whose text changed are embedded."""

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.message import Message
 from textual.widgets import Input, Static
 
@@ -624,3 +625,26 @@ async def test_citations_and_markers_are_never_cut(tmp_path: Path, size: tuple[i
             assert any(name in line for line in heading), ("the file name is kept whole", width, heading)
             if body.lines.within_noise:
                 assert any("within noise" in line for line in heading), heading
+
+
+async def test_the_footer_says_how_to_leave_the_question_box() -> None:
+    """The box has the focus at launch: the footer offers escape, not `/` (which types a slash there)."""
+
+    def footer_actions(app: App[None]) -> set[str]:
+        return {
+            binding.action
+            for (_, binding, enabled, _) in app.active_bindings.values()
+            if enabled and binding.show
+        }
+
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        assert isinstance(app.focused, Input)
+        assert "leave_query" in footer_actions(app) and "focus_query" not in footer_actions(app)
+        await pilot.press("q")
+        assert app.is_running and app.query_one("#query", Input).value == "q", "q types in the box"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.focused, Input)
+        assert "focus_query" in footer_actions(app) and "leave_query" not in footer_actions(app)

@@ -31,26 +31,35 @@ def marker_line(profile: ScoreProfile, noise: NoiseFloor | None) -> str:
     return "".join(marks)
 
 
-def describe_profile(profile: ScoreProfile, k: int) -> str:
-    """E.g. ``top 0.63, 4.1 sd above the mean 0.12; #5 0.45, #6 0.44 (gap 0.010)``."""
+def describe_profile(profile: ScoreProfile, k: int, *, compact: bool = False) -> str:
+    """E.g. ``top 0.63, 4.1 sd above the mean 0.12; #5 0.45, #6 0.44 (gap 0.010)``.
+
+    ``compact`` (a narrow pane): ``top 0.630 (4.1 sd) · #5 0.450 · gap 0.010``.
+    """
     if profile.ranked_count == 0:
         return "no window is embedded yet"
+    shown = min(k, profile.ranked_count)
+    if compact:
+        gap = f" · gap {profile.gap:.3f}" if profile.gap is not None else ""
+        return f"top {profile.top_score:.3f} ({profile.top_z:.1f} sd) · #{shown} {profile.kth_score:.3f}{gap}"
     text = (
         f"{profile.ranked_count:,} windows scored: top {profile.top_score:.3f}, {profile.top_z:.1f} sd "
         f"above the mean {profile.mean:.3f}"
     )
-    shown = min(k, profile.ranked_count)
     text += f"; #{shown} {profile.kth_score:.3f}"
     if profile.next_score is not None and profile.gap is not None:
         text += f", #{shown + 1} {profile.next_score:.3f} (gap {profile.gap:.3f})"
     return text
 
 
-def describe_noise(noise: NoiseFloor | None, hits: Sequence[Hit]) -> str:
+def describe_noise(noise: NoiseFloor | None, hits: Sequence[Hit], *, compact: bool = False) -> str:
     """How many hits stand above the best score of the off-topic control questions."""
     if noise is None:
         return "noise floor: not measured yet"
     above = sum(noise.stands_above(hit.score) for hit in hits)
+    if compact:
+        verdict = "none above: likely unanswerable" if above == 0 else f"{above} of {len(hits)} above"
+        return f"noise {noise.low:.3f}-{noise.high:.3f}: {verdict}"
     verdict = (
         "none stands above noise: this looks like a question the corpus cannot answer"
         if above == 0

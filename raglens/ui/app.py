@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape as escape_markup
 from textual.screen import Screen
 from textual.timer import Timer
@@ -189,7 +189,8 @@ class RaglensApp(Navigation, LabActions):
             yield WindowView(id="window-view")
             with Vertical(id="right"):
                 yield Input(value=self.config.query, placeholder="ask a question of the corpus…", id="query")
-                yield ScoreStrip(id="score-strip")
+                with VerticalScroll(id="strip-scroll"):
+                    yield ScoreStrip(id="score-strip")
                 yield HitList(id="hit-list")
         with Horizontal(id="status-row"):
             yield Static(id="status")

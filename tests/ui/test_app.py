@@ -648,3 +648,67 @@ async def test_the_footer_says_how_to_leave_the_question_box() -> None:
         await pilot.pause()
         assert not isinstance(app.focused, Input)
         assert "focus_query" in footer_actions(app) and "leave_query" not in footer_actions(app)
+
+
+INSTRUMENTS = ("straddle", "pinned answer", "identifier", "all at once")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+@pytest.mark.parametrize("instrument", INSTRUMENTS)
+async def test_every_finding_of_the_score_strip_is_on_screen(size: tuple[int, int], instrument: str) -> None:
+    """The strip had a fixed height and cut its own findings: a straddle line ended mid-sentence and
+    the identifier's dense ranks never appeared. Each instrument's lines are shown whole; all of them
+    at once on 80x24 may scroll, but never squeeze the hits away."""
+    import dataclasses
+
+    from raglens.diagnostics.golden import ExpectedRef
+    from raglens.diagnostics.query_report import ExpectedRank
+    from raglens.diagnostics.straddle import Straddle
+    from raglens.ui.widgets.score_strip import ScoreStrip
+
+    query = "drain_pending_jobs" if instrument in ("identifier", "all at once") else QUERY
+    app = make_app(query=query, k=5)
+    async with app.run_test(size=size) as pilot:
+        await wait_until(
+            pilot,
+            lambda: (
+                fully_ranked(app, 5)
+                and app.last_diagnostics is not None
+                and app.last_diagnostics.noise is not None
+            ),
+            "the hits, with the noise band",
+        )
+        diagnostics, result = app.last_diagnostics, app.last_result
+        assert diagnostics is not None and result is not None
+        assert (diagnostics.identifier is not None) == (query == "drain_pending_jobs")
+        hits = result.hits
+        straddles = (Straddle(hits[0], hits[1]), Straddle(hits[2], hits[3]))
+        expected = (
+            ExpectedRank(ExpectedRef("docs/queues.md"), 3),
+            ExpectedRank(ExpectedRef("tidepool/retry.py", "compute_backoff_delay"), 41),
+        )
+        if instrument == "straddle":
+            diagnostics = dataclasses.replace(diagnostics, straddles=straddles[:1])
+        elif instrument == "pinned answer":
+            diagnostics = dataclasses.replace(diagnostics, expected=expected[1:])
+        elif instrument == "all at once":
+            diagnostics = dataclasses.replace(diagnostics, straddles=straddles, expected=expected)
+        await wait_until(pilot, lambda: not any(w.group == "rank" for w in app.workers), "no ranking running")
+        strip = app.query_one(ScoreStrip)
+        strip.show_diagnostics(diagnostics, hits, 5)
+        scroll = app.query_one("#strip-scroll")
+
+        def layout() -> tuple[int, int]:
+            return strip.outer_size.height, scroll.scrollable_content_region.height
+
+        seen = None
+        while seen != layout() or not strip.settled:  # until a refresh changes nothing more
+            seen = layout()
+            await pilot.pause(0.05)
+        needed, visible = layout()
+        assert strip.content_size.height >= len(str(strip.render()).split("\n")), "the strip holds every line"
+        assert app.query_one(HitList).size.height >= 4, "the hits keep room below the strip"
+        if instrument == "all at once" and size == (80, 24):
+            assert scroll.max_scroll_y == needed - visible > 0, "what does not fit scrolls, nothing is cut"
+            return
+        assert needed <= visible, f"{needed} lines of findings in a strip showing {visible}"

@@ -15,6 +15,8 @@ if TYPE_CHECKING:  # numpy-backed values; they arrive from the ranking worker
 
 
 LEGEND = "  ~ noise  k k-th  ▲ top"
+COMPACT_BELOW = 60
+"""Columns under which the score and noise lines take their short forms (80x24 gives the strip 37)."""
 
 
 def strip_text(
@@ -44,8 +46,9 @@ def strip_text(
     text.append(marks, style="magenta")
     if width is None or len(indent) + len(marks) + len(LEGEND) <= width:
         text.append(LEGEND, style="dim")
-    text.append("\n" + describe_profile(diagnostics.profile, k), style="dim")
-    text.append("\n" + describe_noise(diagnostics.noise, hits), style="dim")
+    compact = width is not None and width < COMPACT_BELOW  # a narrow pane: the findings need the room
+    text.append("\n" + describe_profile(diagnostics.profile, k, compact=compact), style="dim")
+    text.append("\n" + describe_noise(diagnostics.noise, hits, compact=compact), style="dim")
     for straddle in diagnostics.straddles[:2]:
         text.append("\n" + printable("straddle: " + straddle.describe()), style="yellow")
     for expected in diagnostics.expected:

@@ -56,6 +56,12 @@ def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
     )
 
 
+def ranked_with_noise_band(app: RaglensApp, hit_count: int) -> bool:
+    """``fully_ranked``, and that ranking already had the control questions' noise band."""
+    diagnostics = app.last_diagnostics
+    return fully_ranked(app, hit_count) and diagnostics is not None and diagnostics.noise is not None
+
+
 def hits_drawn(app: RaglensApp) -> bool:
     """Every hit item has mounted its text: a new item's Static arrives a refresh after the item."""
     from textual.widgets import Static

@@ -27,6 +27,7 @@ from tests.ui.conftest import (
     hits_drawn,
     index_complete,
     make_app,
+    ranked_with_noise_band,
     screen_shown,
     wait_until,
 )
@@ -545,13 +546,7 @@ async def test_a_straddle_marks_the_shared_lines_in_the_gutter() -> None:
     app = make_app(query=around_the_cut, k=5)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(
-            pilot,
-            lambda: (
-                fully_ranked(app, 5)
-                and app.last_diagnostics is not None
-                and app.last_diagnostics.noise is not None
-            ),
-            "hits over the whole index, with the noise band",
+            pilot, lambda: ranked_with_noise_band(app, 5), "hits over the whole index, with the noise band"
         )
         diagnostics = app.last_diagnostics
         assert diagnostics is not None and diagnostics.straddles, "the fake ranking has a straddle"
@@ -601,15 +596,7 @@ async def test_citations_and_markers_are_never_cut(tmp_path: Path, size: tuple[i
         (folder / f"completion_{number}.py").write_text(lines, encoding="utf-8")
     app = make_app(path=str(tmp_path), query="shell completion for bash", k=5)
     async with app.run_test(size=size) as pilot:
-        await wait_until(
-            pilot,
-            lambda: (
-                fully_ranked(app, 5)
-                and app.last_diagnostics is not None
-                and app.last_diagnostics.noise is not None
-            ),
-            "the hits, with the noise band",
-        )
+        await wait_until(pilot, lambda: ranked_with_noise_band(app, 5), "the hits, with the noise band")
         await pilot.pause()
         for body in app.query(HitBody):
             width = body.size.width
@@ -669,15 +656,7 @@ async def test_every_finding_of_the_score_strip_is_on_screen(size: tuple[int, in
     query = "drain_pending_jobs" if instrument in ("identifier", "all at once") else QUERY
     app = make_app(query=query, k=5)
     async with app.run_test(size=size) as pilot:
-        await wait_until(
-            pilot,
-            lambda: (
-                fully_ranked(app, 5)
-                and app.last_diagnostics is not None
-                and app.last_diagnostics.noise is not None
-            ),
-            "the hits, with the noise band",
-        )
+        await wait_until(pilot, lambda: ranked_with_noise_band(app, 5), "the hits, with the noise band")
         diagnostics, result = app.last_diagnostics, app.last_result
         assert diagnostics is not None and result is not None
         assert (diagnostics.identifier is not None) == (query == "drain_pending_jobs")

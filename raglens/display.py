@@ -40,14 +40,15 @@ def fit_citation(path: str, line_range: str, room: int) -> str:
     """``path`` + ``line_range`` in at most ``room`` columns, the path shortened from the left.
 
     The line range is never cut, and the file name is kept whole as long as it fits:
-    ``…/shell_completion.py:L568-L590``. Below the range's own width, the range alone is returned.
+    ``…/shell_completion.py:L568-L590``. With no room for the path, ``…`` and the range; below the
+    range's own width, the range alone.
     """
     whole = path + line_range
     if len(whole) <= room:
         return whole
     room_for_path = room - len(line_range) - 1  # one column for the ellipsis
     if room_for_path <= 0:
-        return line_range
+        return "…" + line_range if room > len(line_range) else line_range
     tail = path[-room_for_path:]
     slash = tail.find("/")
     if 0 <= slash < len(tail) - 1 and "/" in path[: len(path) - len(tail) + slash]:

@@ -41,3 +41,4 @@ def test_a_long_path_loses_its_folders_before_its_file_name() -> None:
     assert fit_citation(path, lines, 34) == "…/shell_completion.py:L568-L590"
     assert fit_citation(path, lines, 25) == "…_completion.py:L568-L590", "too narrow for the name: cut it"
     assert fit_citation(path, lines, 5) == lines
+    assert fit_citation("__", ":L1-L8", 7) == "…:L1-L8", "no room for the path: … says there was one"

@@ -142,10 +142,10 @@ def _failure_kind(error: sqlite3.Error) -> str:
 class VectorCache:
     """An open cache file; every method degrades to "nothing cached" instead of raising."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection | None, *, writable: bool = True) -> None:
+    def __init__(self, path: Path, connection: sqlite3.Connection | None) -> None:
         self.path = path
         self._connection: sqlite3.Connection | None = connection
-        self.writable = writable and connection is not None
+        self.writable = connection is not None
         """False once a write failed for want of space or permission: reads go on, writes stop."""
         self.unwritable_because: str | None = None if self.writable else "it could not be opened"
         """Why ``writable`` is False, in SQLite's words."""
@@ -169,12 +169,8 @@ class VectorCache:
             # Locked by another raglens, or not writable here: the file itself may be fine.
             if path.exists() and _failure_kind(error) in _CANNOT_WRITE:
                 with contextlib.suppress(sqlite3.Error):
-                    cache = cls(path, _connect_read_only(path), writable=False)
-                    cache.unwritable_because = str(error)
-                    cache.warnings.append(
-                        f"the cache {path} cannot be written ({error}); it is read, and what is "
-                        "embedded now stays in memory for this session"
-                    )
+                    cache = cls(path, _connect_read_only(path))
+                    cache._stop_writing("opening it", error)
                     return cache
             cache = cls(path, None)
             cache.warnings.append(f"cannot open the cache {path} ({error}); nothing is cached this time")

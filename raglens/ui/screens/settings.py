@@ -48,21 +48,26 @@ class SettingsScreen(ModalScreen[Settings | None]):
 
     def compose(self) -> ComposeResult:
         params = self._current.params
-        with Vertical(id="settings-box"):
-            yield Static(Text("Window settings", style="bold"))
-            yield Label("unit")
-            yield Select(
-                [(u.value, u.value) for u in Unit],
-                value=params.unit.value,
-                allow_blank=False,
-                id="settings-unit",
-            )
-            yield Label("size")
-            yield Input(str(params.size), id="settings-size")
-            yield Label("overlap")
-            yield Input(str(params.overlap), id="settings-overlap")
-            yield Label("k (hits)")
-            yield Input(str(self._current.k), id="settings-k")
+        # Each label beside its field, and the title in the border: at 80x24 the whole form fits,
+        # where a label above each field overflowed, scrolled to the focused field and hid the title.
+        with Vertical(id="settings-box") as box:
+            box.border_title = "Window settings"
+            with Horizontal(classes="settings-row"):
+                yield Label("unit")
+                yield Select(
+                    [(u.value, u.value) for u in Unit],
+                    value=params.unit.value,
+                    allow_blank=False,
+                    id="settings-unit",
+                )
+            for label, field, value in (
+                ("size", "settings-size", params.size),
+                ("overlap", "settings-overlap", params.overlap),
+                ("k (hits)", "settings-k", self._current.k),
+            ):
+                with Horizontal(classes="settings-row"):
+                    yield Label(label)
+                    yield Input(str(value), id=field)
             yield Static("", id="settings-error")
             with Horizontal(id="settings-buttons"):
                 yield Button("Apply", variant="primary", id="settings-apply")

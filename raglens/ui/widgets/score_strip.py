@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual.geometry import Size
 from textual.widgets import Static
 
 from raglens.printable import printable
@@ -60,35 +61,39 @@ def strip_text(
 
 
 class ScoreStrip(Static):
-    """Above the hits: how the whole corpus scored for the query, so a hit can be judged against it."""
+    """Above the hits: how the whole corpus scored for the query, so a hit can be judged against it.
+
+    The text is laid out for the width being measured, in ``get_content_height`` and ``render``
+    alike: a strip that drew its text for its old width and then resized left its height computed
+    for the old text now and then, with rows of blank space or a finding cut off.
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[QueryDiagnostics, tuple[Hit, ...], int] | None = None
-        self._drawn_width = 0
-        """The width the text on display was laid out for; 0 before the strip had a width."""
 
     def show_diagnostics(self, diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> None:
         self._shown = (diagnostics, hits, k)
-        self._draw()
         self.display = True
+        self.refresh(layout=True)
 
     def clear(self) -> None:
         self._shown = None
-        self.update("")
         self.display = False
+        self.refresh(layout=True)
 
     @property
     def settled(self) -> bool:
-        """The text on display was laid out for the strip's current width (a resize redraws it)."""
-        return self._shown is None or 0 < self.size.width == self._drawn_width
+        """The strip has been laid out with a width, so its text is the one for that width."""
+        return self._shown is None or self.size.width > 0
 
-    def on_resize(self) -> None:
-        if self._shown is not None:
-            self._draw()
+    def _text(self, width: int | None) -> Text:
+        return strip_text(*self._shown, width=width) if self._shown is not None else Text()
 
-    def _draw(self) -> None:
-        assert self._shown is not None
-        # Before its first layout the strip has no width yet: draw in full, a resize redraws.
-        self._drawn_width = self.size.width
-        self.update(strip_text(*self._shown, width=self.size.width or None))
+    def render(self) -> Text:
+        return self._text(self.size.width or None)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self._shown is None or not width:
+            return 0
+        return len(self._text(width).wrap(self.app.console, width))

@@ -17,11 +17,16 @@ def similarity_bar(score: float, width: int = BAR_WIDTH) -> str:
     return bar.ljust(width, "·")
 
 
-def excerpt(text: str, max_lines: int) -> tuple[list[str], int]:
-    """The first ``max_lines`` lines of ``text`` made printable, and how many lines were left out."""
+def excerpt(text: str, max_lines: int | None) -> tuple[list[str], int]:
+    """The first ``max_lines`` lines (None: all) of ``text`` made printable, and how many were left out.
+
+    Trailing blank lines are dropped first.
+    """
     lines = printable(text).split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
+    if max_lines is None:
+        return lines, 0
     return lines[:max_lines], max(len(lines) - max_lines, 0)
 
 

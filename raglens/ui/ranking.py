@@ -80,6 +80,7 @@ def rank_for_display(
         hit_excerpt(
             hit,
             corpus.file(hit.window.path).text,
+            query=query,
             stale=corpus.changed_on_disk(hit.window.path),
             literal=describe_lexical(match),
             within_noise=diagnostics.above_noise(hit.score) is False,

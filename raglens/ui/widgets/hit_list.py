@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import ListItem, ListView, Static
 
 from raglens.display import excerpt, fit_citation, similarity_bar
 from raglens.printable import printable, printable_name
+from raglens.query_words import query_stems, word_spans
 from raglens.ui.highlight import highlighted
 
 if TYPE_CHECKING:  # it imports numpy, which the app loads only after its first frame
@@ -24,12 +28,20 @@ BAR_WIDTH = 12
 """Narrower than the CLI's bar, so the citation fits beside it in a pane."""
 
 
+QUERY_WORD_STYLE = "bold underline on #3d3d00"
+"""Where the query's words occur in a preview (a background no band of the window view uses)."""
+
+
 @dataclass(frozen=True)
 class HitExcerpt:
-    """The first lines of a hit's window, coloured, and how many lines were left out."""
+    """A hit's window as coloured lines, with the query's words marked; the pane shows the first few."""
 
     lines: tuple[Text, ...]
-    hidden: int
+    """Every line of the window, trailing blank lines dropped."""
+    first_line: int = 1
+    """The file's line number of the window's first line."""
+    word_lines: tuple[int, ...] = ()
+    """The indices into ``lines`` of the lines that hold one of the query's words."""
     stale: bool = False
     """The file changed on disk after it was indexed: the text shown may no longer be there."""
     literal: str = ""
@@ -37,36 +49,81 @@ class HitExcerpt:
     within_noise: bool = False
     """The score is no higher than an off-topic control question's best."""
 
+    def hidden(self, expanded: bool) -> int:
+        """How many lines the preview leaves out."""
+        return 0 if expanded else max(len(self.lines) - EXCERPT_LINES, 0)
+
 
 def hit_excerpt(
-    hit: Hit, file_text: str, *, stale: bool = False, literal: str = "", within_noise: bool = False
+    hit: Hit,
+    file_text: str,
+    *,
+    query: str = "",
+    stale: bool = False,
+    literal: str = "",
+    within_noise: bool = False,
 ) -> HitExcerpt:
-    """The window's first lines, made printable and syntax-coloured by its file's kind.
+    """The window's lines, made printable, syntax-coloured by its file's kind, the query's words marked.
 
     Colouring imports Pygments on first use: call this from a worker, not the UI thread.
     """
-    shown, hidden = excerpt(hit.window.text_in(file_text), EXCERPT_LINES)
-    coloured = highlighted(hit.window.path, "\n".join(shown))
+    shown, _ = excerpt(hit.window.text_in(file_text), None)
+    joined = "\n".join(shown)
+    coloured = highlighted(hit.window.path, joined)
+    line_starts = list(accumulate((len(line) + 1 for line in shown[:-1]), initial=0))
+    word_lines: set[int] = set()
+    for start, end in word_spans(joined, query_stems(query)):
+        coloured.stylize(QUERY_WORD_STYLE, start, end)
+        word_lines.add(bisect_right(line_starts, start) - 1)
     lines = tuple(coloured.split("\n", allow_blank=True))[: len(shown)]
-    return HitExcerpt(lines, hidden, stale, literal, within_noise)
+    return HitExcerpt(lines, hit.window.line_start, tuple(sorted(word_lines)), stale, literal, within_noise)
 
 
-def _markers(lines: HitExcerpt) -> Text:
-    """What the heading says besides the score and citation, each after two spaces."""
-    markers = Text()
+def _markers(lines: HitExcerpt) -> list[Text]:
+    """What the heading says besides the score and citation, one Text per mark."""
+    markers = []
     if lines.within_noise:
-        markers.append("  within noise", style="magenta")
+        markers.append(Text("within noise", style="magenta"))
     if lines.literal:
-        markers.append(printable(f"  ≡ {lines.literal}"), style="yellow")
+        markers.append(Text(printable(f"≡ {lines.literal}"), style="yellow"))
     if lines.stale:
-        markers.append("  changed on disk since indexed (r re-scans)", style="bold yellow")
+        markers.append(Text("changed on disk since indexed (r re-scans)", style="bold yellow"))
     return markers
 
 
 HEADING_INDENT = "   "
+MARK_GAP = "  "
 
 
-def _heading_rest(path: str, line_range: str, markers: Text, width: int | None, used: int) -> list[Text]:
+def _beside(markers: list[Text]) -> Text:
+    """The markers on one line, each after two spaces."""
+    line = Text()
+    for marker in markers:
+        line.append(MARK_GAP)
+        line.append_text(marker)
+    return line
+
+
+def _below(markers: list[Text], room: int) -> list[Text]:
+    """The markers on lines of their own under the heading, as many per line as fit in ``room``;
+    one longer than ``room`` continues on the next line rather than be cut."""
+    lines: list[Text] = []
+    for marker in markers:
+        if lines and lines[-1].cell_len + len(MARK_GAP) + marker.cell_len <= room:
+            lines[-1].append(MARK_GAP)
+            lines[-1].append_text(marker)
+        else:
+            lines.append(marker.copy())
+    parts: list[Text] = []
+    for line in lines:
+        for piece in line.divide(range(max(room, 1), len(line), max(room, 1))):
+            parts += [Text("\n" + HEADING_INDENT), piece]
+    return parts
+
+
+def _heading_rest(
+    path: str, line_range: str, markers: list[Text], width: int | None, used: int
+) -> list[Text]:
     """The citation and markers after the bar, on as few lines as keep them whole in ``width``.
 
     Beside the bar if they fit (the path shortened from the left, its file name kept); else the
@@ -76,28 +133,58 @@ def _heading_rest(path: str, line_range: str, markers: Text, width: int | None, 
     name = path.rsplit("/", 1)[-1]
     shortest = len(name) + len(line_range) + (2 if name != path else 0)  # "…/" + name + range
     below = Text("\n" + HEADING_INDENT)
+    beside_bar = _beside(markers)
 
     def citation(room: int) -> Text:
         return Text(fit_citation(path, line_range, room), style="green")
 
     if width is None:
-        return [Text(whole, style="green"), markers]
+        return [Text(whole, style="green"), beside_bar]
     beside = width - used
-    if shortest + markers.cell_len <= beside:  # all of it on the heading line
-        return [citation(beside - markers.cell_len), markers]
+    room = width - len(HEADING_INDENT)
+    if shortest + beside_bar.cell_len <= beside:  # all of it on the heading line
+        return [citation(beside - beside_bar.cell_len), beside_bar]
     if shortest <= beside:  # the citation beside the bar, the markers below
-        return [citation(beside), *([below, markers] if markers else [])]
-    room = width - len(HEADING_INDENT)  # the citation on a line of its own
-    if shortest + markers.cell_len <= room:
-        return [below, citation(room - markers.cell_len), markers]
-    return [below, citation(room), *([below, markers] if markers else [])]
+        return [citation(beside), *_below(markers, room)]
+    if shortest + beside_bar.cell_len <= room:  # the citation and markers on a line of their own
+        return [below, citation(room - beside_bar.cell_len), beside_bar]
+    if shortest <= room:
+        return [below, citation(room), *_below(markers, room)]
+    # Not even the file name and the range fit one line: the path, then the range below it.
+    path_only = Text(fit_citation(path, "", room), style="green")
+    return [below, path_only, below, Text(line_range, style="green"), *_below(markers, room)]
 
 
-def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None) -> Text:
-    """One hit as text: a heading line, then the window's first lines, whitespace kept.
+HIDDEN_WORD_LINES_NAMED = 4
+
+
+def _fold_line(lines: HitExcerpt, width: int | None) -> Text:
+    """What the folded preview leaves out, where the query's words are among it, and how to see it,
+    naming fewer of those lines rather than cut the line in ``width`` columns."""
+    hidden = [lines.first_line + i for i in lines.word_lines if i >= EXCERPT_LINES]
+    start = f"\n   │ … {lines.hidden(False)} more line(s)"
+    end = " · e shows all"
+    for named in range(min(len(hidden), HIDDEN_WORD_LINES_NAMED), -1, -1):
+        listed = ", ".join(f"L{number}" for number in hidden[:named])
+        if named:
+            words = f"; query words on {listed}{'…' if len(hidden) > named else ''}"
+        elif hidden:
+            words = "; query words below"
+        else:
+            words = ""
+        if width is None or len(start) - 1 + len(words) + len(end) <= width or not named:
+            break
+    fold = Text(start, style="dim")
+    fold.append(words, style="yellow")
+    fold.append(end, style="dim")
+    return fold
+
+
+def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None, *, expanded: bool = False) -> Text:
+    """One hit as text: a heading line, then the window's first lines (all of them ``expanded``).
 
     In ``width`` columns the citation's path is shortened from the left, never its line range, and
-    the markers move to a line of their own rather than be cut.
+    the markers move to a line of their own rather than be cut. Whitespace is kept as it is.
     """
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{hit.rank:>2} ", style="bold")
@@ -108,11 +195,14 @@ def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None) -> Text:
     path, line_range = printable_name(window.path), f":L{window.line_start}-L{window.line_end}"
     for part in _heading_rest(path, line_range, _markers(lines), width, text.cell_len):
         text.append_text(part)
-    for line in lines.lines:
+    shown = lines.lines if expanded else lines.lines[:EXCERPT_LINES]
+    for line in shown:
         text.append("\n   │ ", style="dim")
         text.append_text(line)
-    if lines.hidden:
-        text.append(f"\n   │ … {lines.hidden} more line(s)", style="dim")
+    if lines.hidden(expanded):
+        text.append_text(_fold_line(lines, width))
+    elif expanded and len(lines.lines) > EXCERPT_LINES:
+        text.append("\n   │ (whole window · e folds)", style="dim")
     return text
 
 
@@ -122,31 +212,47 @@ class HitBody(Static):
     def __init__(self, hit: Hit, lines: HitExcerpt) -> None:
         super().__init__()
         self.hit, self.lines = hit, lines
+        self.expanded = False
 
-    def show(self, hit: Hit, lines: HitExcerpt) -> None:
-        self.hit, self.lines = hit, lines
+    def show(self, hit: Hit, lines: HitExcerpt, *, expanded: bool = False) -> None:
+        self.hit, self.lines, self.expanded = hit, lines, expanded
         self.refresh(layout=True)
 
     def render(self) -> Text:
-        return hit_text(self.hit, self.lines, self.size.width or None)
+        return hit_text(self.hit, self.lines, self.size.width or None, expanded=self.expanded)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """The height of the text laid out for ``width``: the heading takes more lines when narrow.
+
+        Measured from ``width`` itself, not from the size the body had before this layout, which
+        left the last line (the fold line) cut off when the pane narrowed.
+        """
+        return hit_text(self.hit, self.lines, width or None, expanded=self.expanded).plain.count("\n") + 1
 
 
 class HitItem(ListItem):
     """One hit in the list."""
 
-    def __init__(self, hit: Hit, lines: HitExcerpt) -> None:
-        super().__init__(HitBody(hit, lines))
+    def __init__(self, hit: Hit, lines: HitExcerpt, *, expanded: bool = False) -> None:
+        body = HitBody(hit, lines)
+        body.expanded = expanded
+        super().__init__(body)
         self.hit = hit
         self.stale = lines.stale
         self.marks = (lines.stale, lines.literal, lines.within_noise)
         """What the heading line marks besides the score: compared to skip redrawing the same hits."""
 
-    def show(self, hit: Hit, lines: HitExcerpt) -> None:
+    @property
+    def expanded(self) -> bool:
+        """Whether the whole window is shown, not only its first lines."""
+        return self.query_one(HitBody).expanded
+
+    def show(self, hit: Hit, lines: HitExcerpt, *, expanded: bool = False) -> None:
         """Show another hit in this item: cheaper than mounting a new one."""
         self.hit = hit
         self.stale = lines.stale
         self.marks = (lines.stale, lines.literal, lines.within_noise)
-        self.query_one(HitBody).show(hit, lines)
+        self.query_one(HitBody).show(hit, lines, expanded=expanded)
 
 
 class HitList(Widget):
@@ -166,6 +272,11 @@ class HitList(Widget):
         def __init__(self, hit: Hit) -> None:
             super().__init__()
             self.hit = hit
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._expanded_rows: set[int] = set()
+        """The rows whose whole window is shown; a row keeps it while it stays among the hits."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("type a question above", style="dim"), id="hit-summary")
@@ -202,15 +313,36 @@ class HitList(Widget):
         # Reuse the items on screen; mounting five new ones stalled the event loop for 60-75 ms.
         shown = list(self.query(HitItem))
         pairs = list(zip(result.hits, excerpts, strict=True))
+        self._expanded_rows &= {hit.row for hit in result.hits}
+        expanded = self._expanded_rows
         for item, (hit, lines) in zip(shown, pairs, strict=False):
-            item.show(hit, lines)
+            item.show(hit, lines, expanded=hit.row in expanded)
         if len(shown) > len(pairs):
             await items.remove_items(range(len(pairs), len(shown)))
         elif len(pairs) > len(shown):
-            await items.extend(HitItem(hit, lines) for hit, lines in pairs[len(shown) :])
+            await items.extend(
+                HitItem(hit, lines, expanded=hit.row in expanded) for hit, lines in pairs[len(shown) :]
+            )
         if [row for row, _, _ in shown_now] != [hit.row for hit in result.hits]:
             items.index = 0 if pairs else None  # new hits: start at the top; new marks only: stay
             items.scroll_home(animate=False)
+
+    def toggle_expanded(self) -> bool | None:
+        """Show the whole window of the hit under the cursor (else the top hit), or fold it again.
+
+        Returns whether it is now expanded; None when there are no hits.
+        """
+        items = self.query_one("#hit-items", ListView)
+        item = items.highlighted_child
+        if not isinstance(item, HitItem):
+            item = next(iter(self.query(HitItem)), None)
+        if item is None:
+            return None
+        expanded = not item.expanded
+        self._expanded_rows.symmetric_difference_update({item.hit.row})
+        item.query_one(HitBody).show(item.hit, item.query_one(HitBody).lines, expanded=expanded)
+        items.call_after_refresh(items.scroll_to_widget, item, animate=False, top=True)
+        return expanded
 
     async def clear_hits(self, summary: Text) -> None:
         self.show_summary(summary)

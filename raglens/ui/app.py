@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape as escape_markup
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, ProgressBar, RichLog, Static
+from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
@@ -58,6 +58,7 @@ from raglens.ui.status import ranked_summary, status_text
 from raglens.ui.terminal_watch import watch_terminal
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList
+from raglens.ui.widgets.pipeline_log import PipelineLog
 from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Window, WindowParams
@@ -113,8 +114,10 @@ class RaglensApp(Navigation, LabActions):
         Binding("w", "settings", "windows"),
         Binding("r", "rescan", "re-scan"),
         Binding("h", "focus_hits", "hits", show=False),
+        Binding("e", "expand_hit", "expand hit", show=False),
         Binding("l", "toggle_log", "log"),
         Binding("m", "toggle_heat", "heat"),
+        Binding("s", "toggle_wrap", "wrap", show=False),
         Binding("a", "pin_answer", "pin answer"),
         Binding("u", "unpin", "unpin", show=False),
         Binding("g", "save_case", "save case", show=False),
@@ -185,7 +188,7 @@ class RaglensApp(Navigation, LabActions):
         with Horizontal(id="panes"):
             with Vertical(id="left"):
                 yield CorpusTree(id="corpus-tree")
-                yield RichLog(id="pipeline-log", wrap=True, markup=False, max_lines=500)
+                yield PipelineLog(id="pipeline-log")
             yield WindowView(id="window-view")
             with Vertical(id="right"):
                 yield Input(value=self.config.query, placeholder="ask a question of the corpus…", id="query")
@@ -754,7 +757,7 @@ class RaglensApp(Navigation, LabActions):
     # Status.
 
     def _narrate(self, line: str) -> None:
-        self.query_one("#pipeline-log", RichLog).write(Text(f"-> {printable_name(line)}"))
+        self.query_one(PipelineLog).narrate(line)
 
     def _refresh_status(self) -> None:
         index = self.index

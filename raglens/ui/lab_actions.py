@@ -7,7 +7,6 @@ messages; the handlers here own the state they add.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from raglens.ui.messages import ProbesReady, PromptReady
 from raglens.ui.screens.pin import PinScreen
 from raglens.ui.screens.report import ReportScreen
 from raglens.ui.widgets.hit_list import HitList
+from raglens.ui.widgets.window_view import FileLens
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,18 +36,6 @@ if TYPE_CHECKING:
     from raglens.embedding_process import EmbeddingProcess
     from raglens.index import IndexSnapshot, VectorIndex
     from raglens.search import SearchResult
-
-
-@dataclass(frozen=True)
-class FileLens:
-    """What the current query says about the open file, for the window view to draw."""
-
-    heat: list[float | None] | None = None
-    """Each window's score, with heat on."""
-    notes: tuple[str, ...] = ()
-    """A sentence per pair of neighbouring windows that both rank."""
-    cut_lines: frozenset[int] = frozenset()
-    """The lines two ranking neighbours share: where the answer may be cut."""
 
 
 class LabActions(App[None]):
@@ -86,7 +74,7 @@ class LabActions(App[None]):
         """The current query's score of each window of ``path`` (with heat on), and its straddles."""
         result, diagnostics = self.last_result, self.last_diagnostics
         if result is None or path not in self._file_rows:
-            return FileLens()
+            return FileLens(heat_on=self.heat_on)
         heat = None
         if self.heat_on:
             from raglens.search import score_of  # numpy is loaded once there is a result
@@ -100,7 +88,7 @@ class LabActions(App[None]):
                 s.second.window.line_start, max(s.first.window.line_end, s.second.window.line_start) + 1
             )
         )
-        return FileLens(heat, tuple(s.describe() for s in straddles), cut_lines)
+        return FileLens(heat, tuple(s.describe() for s in straddles), cut_lines, heat_on=self.heat_on)
 
     def action_toggle_heat(self) -> None:
         self.heat_on = not self.heat_on

@@ -5,22 +5,26 @@ A mixin of the app; the window view shows what these handlers choose.
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from textual.app import App
-from textual.widgets import Input, RichLog
+from textual.widgets import Input
 
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList
-from raglens.ui.widgets.window_view import WindowView
+from raglens.ui.widgets.pipeline_log import PipelineLog
+from raglens.ui.widgets.window_view import FileLens, WindowView
 
 if TYPE_CHECKING:
     from raglens.corpus import Corpus
     from raglens.embedding_process import EmbeddingProcess
     from raglens.index import VectorIndex
-    from raglens.ui.lab_actions import FileLens
     from raglens.windows import Window
 
+
+PROSE_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ".org", ".tex", ""})
+"""Files whose long lines are paragraphs: the window view wraps them unless the user says otherwise."""
 
 NARROW_BELOW = 110
 """Columns under which the corpus pane folds away: at 80, three panes leave the window view and
@@ -37,6 +41,9 @@ class Navigation(App[None]):
     _file_rows: dict[str, range]
     _process: EmbeddingProcess | None
     _generation: int
+
+    wrap_choice: bool | None = None
+    """Soft wrap as the user set it with ``s``; None: wrap prose, not code."""
 
     if TYPE_CHECKING:  # provided by the app's other mixins; declared here for the type checker only
 
@@ -67,10 +74,30 @@ class Navigation(App[None]):
 
                 never_read = unread_spans(len(text), windows, known)
         self._shown = (path, current)
-        lens = self.lens_on_file(path)
         self.query_one(WindowView).show(
-            path, text, windows, current, extent, scroll, never_read, lens.heat, lens.notes, lens.cut_lines
+            path,
+            text,
+            windows,
+            current,
+            extent,
+            scroll,
+            never_read,
+            self.lens_on_file(path),
+            wrap=self.wraps(path),
         )
+
+    def wraps(self, path: str) -> bool:
+        """Whether the window view soft-wraps ``path``: the user's choice, else yes for prose."""
+        if self.wrap_choice is not None:
+            return self.wrap_choice
+        return PurePosixPath(path).suffix.lower() in PROSE_SUFFIXES
+
+    def action_toggle_wrap(self) -> None:
+        """Wrap long lines in the window view, or let them run off to the right (for every file)."""
+        shown = self._shown
+        self.wrap_choice = not self.wraps(shown[0]) if shown is not None else not self.wrap_choice
+        if shown is not None:
+            self.show_file(*shown, scroll=False)
 
     def _embed_next(self, path: str) -> None:
         """While indexing, have the process embed ``path``'s windows next; only their row ids travel."""
@@ -148,9 +175,14 @@ class Navigation(App[None]):
     def action_focus_hits(self) -> None:
         self.query_one("#hit-items").focus()
 
+    def action_expand_hit(self) -> None:
+        """Show the whole window of the hit under the cursor in place, or fold it to its first lines."""
+        if self.query_one(HitList).toggle_expanded() is None:
+            self.notify("no hits yet: type a question first", timeout=3)
+
     def action_toggle_log(self) -> None:
         """Show or hide the pipeline log; on a narrow screen, unfold the corpus pane that holds it."""
-        log = self.query_one("#pipeline-log", RichLog)
+        log = self.query_one(PipelineLog)
         main = self.screen_stack[0]
         if main.has_class("-narrow") and not main.has_class("-corpus-shown"):
             main.add_class("-corpus-shown")

@@ -582,8 +582,14 @@ async def test_the_default_precision_is_exact_and_says_so() -> None:
         assert "approximate" not in str(app.query_one("#hit-summary", Static).render())
 
 
-@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
-async def test_citations_and_markers_are_never_cut(tmp_path: Path, size: tuple[int, int]) -> None:
+@pytest.mark.parametrize(
+    ("size", "corpus_pane"),
+    [((80, 24), False), ((80, 24), True), ((160, 45), False)],
+    ids=["80x24", "80x24-corpus-pane-open", "160x45"],
+)
+async def test_citations_and_markers_are_never_cut(
+    tmp_path: Path, size: tuple[int, int], corpus_pane: bool
+) -> None:
     """A long path is shortened from the left (…/name.py:L1-L9); the line range and markers stay whole."""
     from raglens.ui.widgets.hit_list import HitBody
 
@@ -597,6 +603,10 @@ async def test_citations_and_markers_are_never_cut(tmp_path: Path, size: tuple[i
     app = make_app(path=str(tmp_path), query="shell completion for bash", k=5)
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: ranked_with_noise_band(app, 5), "the hits, with the noise band")
+        if corpus_pane:
+            app.action_leave_query()
+            await pilot.press("t")
+            await wait_until(pilot, lambda: app.query_one("#left").display, "the corpus pane")
         await pilot.pause()
         for body in app.query(HitBody):
             width = body.size.width
@@ -610,8 +620,11 @@ async def test_citations_and_markers_are_never_cut(tmp_path: Path, size: tuple[i
             assert all(len(line) <= width for line in heading), (width, heading)
             name = window.path.rsplit("/", 1)[-1]
             assert any(name in line for line in heading), ("the file name is kept whole", width, heading)
+            marks = "".join("".join(heading).split())
             if body.lines.within_noise:
-                assert any("within noise" in line for line in heading), heading
+                assert "withinnoise" in marks, heading
+            if body.lines.literal:
+                assert "".join(f"≡ {body.lines.literal}".split()) in marks, heading
 
 
 async def test_the_footer_says_how_to_leave_the_question_box() -> None:

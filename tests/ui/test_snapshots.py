@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -84,3 +85,70 @@ def test_a_narrow_terminal_with_the_corpus_pane_folded(snap_compare: Any) -> Non
         await steady(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+ROOMY_SIZES = {"80x24": (80, 24), "160x45": (160, 45)}
+
+
+async def _identifier_findings(pilot: Pilot[None]) -> None:
+    pilot.app.query_one("#query", Input).value = "compute_backoff_delay"
+
+
+async def _heat_on(pilot: Pilot[None]) -> None:
+    pilot.app.show_file("docs/queues.md", 0)  # type: ignore[attr-defined]
+    pilot.app.action_leave_query()  # type: ignore[attr-defined]
+    await pilot.press("m")
+
+
+async def _hit_expanded(pilot: Pilot[None]) -> None:
+    pilot.app.action_leave_query()  # type: ignore[attr-defined]
+    await pilot.press("h", "down", "e")
+
+
+async def _prose_wrapped(pilot: Pilot[None]) -> None:
+    pilot.app.show_file("docs/queues.md", 1)  # type: ignore[attr-defined]
+
+
+async def _settings_open(pilot: Pilot[None]) -> None:
+    pilot.app.action_leave_query()  # type: ignore[attr-defined]
+    await pilot.press("w")
+
+
+async def _log_shown(pilot: Pilot[None]) -> None:
+    pilot.app.action_leave_query()  # type: ignore[attr-defined]
+    await pilot.press("l")
+
+
+ROOMY_STATES = {
+    "identifier-findings": _identifier_findings,
+    "heat-on": _heat_on,
+    "hit-expanded": _hit_expanded,
+    "prose-wrapped": _prose_wrapped,
+    "settings-open": _settings_open,
+    "log-shown": _log_shown,
+}
+
+
+@pytest.mark.parametrize("size", list(ROOMY_SIZES))
+@pytest.mark.parametrize("state", list(ROOMY_STATES))
+def test_findings_have_room(snap_compare: Any, state: str, size: str) -> None:
+    """Each state issue 14 gave room to, at the two sizes it was found cut at."""
+    app = snapshot_app(query=QUERY)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: fully_ranked(app, 5) and noise_band_drawn(app), "the hits")
+        await ROOMY_STATES[state](pilot)
+        if state == "identifier-findings":
+            await wait_until(
+                pilot,
+                lambda: (
+                    app.shown_query == "compute_backoff_delay"
+                    and fully_ranked(app, 5)
+                    and noise_band_drawn(app)
+                ),
+                "the identifier's ranking",
+            )
+        await pilot.pause()
+        await steady(pilot)
+
+    assert snap_compare(app, terminal_size=ROOMY_SIZES[size], run_before=run_before)

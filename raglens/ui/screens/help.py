@@ -24,8 +24,11 @@ Keys
   r        re-scan the corpus: vectors of unchanged windows come from the cache
   t        focus the corpus tree      h   focus the hits
            (under {NARROW_BELOW} columns the corpus pane is folded away: t shows it, t again folds it)
+  e        show the whole window of the highlighted hit in place; e again folds it
   l        show or hide the pipeline log
-  m        heat: colour each window of the open file by its score for the query
+  m        heat: colour each window of the open file by its score for the query (dark to bright
+           green; the window header shows the scale while heat is on)
+  s        soft-wrap long lines in the window view (on for prose files, off for code, until s)
   a        pin the highlighted hit's file, or a symbol its window holds, as the expected answer;
            its rank is shown for every ranking as you edit the query     u   unpin
   g        append the query and the pinned answers to the golden file (JSONL, for raglens eval)
@@ -45,6 +48,8 @@ Score strip (above the hits)
   the scores of every window on a fixed -0.25..1.00 axis; ~ the noise band (the best scores of
   off-topic control questions), k the k-th hit, ▲ the top. A hit marked "within noise" scores no
   higher than a question the corpus cannot answer; "≡ contains" marks literal matches.
+  In each hit's preview the query's words are underlined; a folded preview says on which of its
+  hidden lines they occur.
 
 A hit marked "changed on disk" comes from a file edited after it was indexed; r re-scans.
 

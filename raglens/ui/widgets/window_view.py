@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,9 +13,24 @@ from textual.widgets import Static
 from raglens.embedding_events import ReadingExtent
 from raglens.lines import LineIndex
 from raglens.printable import printable, printable_name
-from raglens.ui.widgets.file_lines import FileLines, widest_line
+from raglens.ui.soft_wrap import shown_lines
+from raglens.ui.widgets.file_lines import FileLines, heat_legend
 from raglens.window_layout import FileLayout
 from raglens.windows import Window
+
+
+@dataclass(frozen=True)
+class FileLens:
+    """What the current query says about the open file, for the window view to draw."""
+
+    heat: list[float | None] | None = None
+    """Each window's score, with heat on and a ranked query."""
+    notes: tuple[str, ...] = ()
+    """A sentence per pair of neighbouring windows that both rank."""
+    cut_lines: frozenset[int] = frozenset()
+    """The lines two ranking neighbours share: where the answer may be cut."""
+    heat_on: bool = False
+    """Whether heat mode is on (it may be on before any query has scores to colour by)."""
 
 
 def window_header(
@@ -57,8 +73,8 @@ class WindowView(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._measured: tuple[str, LineIndex, int] | None = None
-        """The text last shown, its line index and widest line: stepping windows reuses them."""
+        self._measured: tuple[str, LineIndex, list[str]] | None = None
+        """The text last shown, its line index and lines as drawn: stepping windows reuses them."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("select a file or a hit", style="dim"), id="window-header")
@@ -73,35 +89,53 @@ class WindowView(Widget):
         extent: ReadingExtent | None,
         scroll: bool = True,
         never_read: Sequence[tuple[int, int]] = (),
-        heat: Sequence[float | None] | None = None,
-        notes: Sequence[str] = (),
-        cut_lines: frozenset[int] = frozenset(),
+        lens: FileLens = FileLens(),
+        wrap: bool = False,
     ) -> None:
         """Draw ``path`` with ``windows``; with ``scroll``, bring the ``current`` window into view.
 
         ``never_read`` are the spans no window's embedding reads, known once the file is embedded;
-        ``heat`` one score per window for the current query; ``notes`` extra lines for the header;
-        ``cut_lines`` the lines marked with a yellow ┆ in the gutter, where two ranking windows meet.
+        ``lens`` what the current query says about the file: heat, straddle notes, and the lines
+        marked with a yellow ┆ in the gutter, where two ranking windows meet; ``wrap`` soft-wraps
+        long lines.
         """
         if self._measured is None or self._measured[0] is not text:
-            self._measured = (text, LineIndex(text), widest_line(text))
-        _, lines, widest = self._measured
+            self._measured = (text, LineIndex(text), shown_lines(text))
+        _, lines, drawn = self._measured
         chars_read = extent.chars_read if extent is not None else None
         share = sum(end - start for start, end in never_read) / len(text) if text else None
         header = window_header(path, windows, current, extent, share)
-        for note in notes:
+        if wrap:
+            header.append("  wrapped (s)", style="dim")
+        if lens.heat_on:
+            header.append("\n")
+            header.append_text(heat_legend())
+            if lens.heat is None:
+                header.append("  (no ranked query yet)", style="dim")
+        for note in lens.notes:
             header.append("\n" + printable(note), style="yellow")
         self.query_one("#window-header", Static).update(header)
         file_lines = self.query_one(FileLines)
         layout = FileLayout(
-            text, windows, current, chars_read, lines, never_read=never_read, heat=heat, cut_lines=cut_lines
+            text,
+            windows,
+            current,
+            chars_read,
+            lines,
+            never_read=never_read,
+            heat=lens.heat,
+            cut_lines=lens.cut_lines,
         )
-        file_lines.show_layout(layout, widest=widest)
+        file_lines.show_layout(layout, lines=drawn, wrap=wrap)
         if not scroll:
             return
         # Forced: the scrollbars of a layout just set are not known yet, and would refuse the scroll.
-        top = max(windows[current].line_start - 3, 0) if current is not None and windows else 0
-        file_lines.scroll_to(y=top, animate=False, force=True)
+        top = (
+            file_lines.row_of_line(max(windows[current].line_start - 3, 1))
+            if current is not None and windows
+            else 0
+        )
+        file_lines.scroll_to(x=0, y=top, animate=False, force=True)
 
     def show_message(self, title: str, message: str) -> None:
         """Show a note instead of a file, such as why a file is skipped."""

@@ -94,6 +94,8 @@ def eval_document(report: EvalReport) -> dict[str, Any]:
                 "found": kind.found,
                 "recall_at_k": kind.recall,
                 "mrr": kind.mrr,
+                "negatives": kind.negatives,
+                "abstain_rate": kind.abstain_rate,
             }
             for kind in report.kinds
         ],
@@ -108,6 +110,7 @@ def eval_document(report: EvalReport) -> dict[str, Any]:
         if abstention is None
         else {
             "floor": abstention.floor,
+            "floor_suggested": abstention.suggested,
             "negatives": abstention.negatives,
             "abstained": abstention.abstained,
             "abstain_rate": abstention.abstain_rate,
@@ -124,6 +127,9 @@ def eval_document(report: EvalReport) -> dict[str, Any]:
                 "expect": [str(ref) for ref in row.case.expect],
                 "ref_ranks": list(row.ref_ranks),
                 "rank": row.rank,
+                "refs_found": row.refs_found,
+                "recall": row.recall,
+                "reciprocal_rank": row.reciprocal_rank,
                 "found": row.found,
                 "top_score": row.top_score,
                 "hits": [asdict(hit) for hit in row.hits],

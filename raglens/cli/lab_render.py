@@ -90,12 +90,17 @@ def print_eval(console: Console, report: EvalReport) -> None:
         )
     )
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for column in ("kind", "cases", "found", f"recall@{report.k}", "MRR"):
+    for column in ("kind", "cases", "met", f"recall@{report.k}", "MRR", "abstained"):
         table.add_column(column, justify="left" if column == "kind" else "right")
     for kind in report.kinds:
         found = f"{kind.found}/{kind.positives}" if kind.positives else "-"
-        mrr_kind = f"{kind.mrr:.3f}" if kind.positives else "-"
-        table.add_row(Text(printable_name(kind.kind)), str(kind.cases), found, _share(kind.recall), mrr_kind)
+        mrr_kind = f"{kind.mrr:.3f}" if kind.mrr is not None else "-"
+        abstained = (
+            f"{kind.abstained}/{kind.negatives}" if kind.negatives and kind.abstained is not None else "-"
+        )
+        table.add_row(
+            Text(printable_name(kind.kind)), str(kind.cases), found, _share(kind.recall), mrr_kind, abstained
+        )
     console.print(table)
     if report.misses:
         console.print(Text("\nmisses", style="bold"))
@@ -135,8 +140,9 @@ def print_eval(console: Console, report: EvalReport) -> None:
         console.print(advice, markup=False)
     abstention = report.abstention
     if abstention is not None:
+        floor = "at the suggested floor" if abstention.suggested else "with --floor"
         console.print(
-            f"  with --floor {abstention.floor:.3f}: abstains on "
+            f"  {floor} {abstention.floor:.3f}: abstains on "
             f"{abstention.abstained}/{abstention.negatives} "
             f"negatives ({_share(abstention.abstain_rate)}) and wrongly on {abstention.false_weak}/"
             f"{abstention.positives} answerable questions ({_share(abstention.false_weak_rate)} false-weak)",

@@ -2,6 +2,12 @@
 
 Pure arithmetic over rankings; the caller embeds and ranks. A hit answers ``path`` when it is any
 window of that file, and ``path::symbol`` when its window overlaps the symbol's definition.
+
+The numbers mean what milvus-rag's ``eval.py`` means by them, since raglens reads its golden
+format: a case's recall is 1 or 0 for ``mode: any`` (one expected ref in the top k or none) and
+the share of its expected refs found in the top k for ``mode: all``; its reciprocal rank is 1 over
+the rank of its best-ranked ref found in the top k (0 when none is). Recall@k and MRR are the means
+over answerable cases. A kind of negatives reports its abstain rate and no MRR.
 """
 
 from __future__ import annotations
@@ -40,33 +46,61 @@ class CaseResult:
 
     @property
     def rank(self) -> int | None:
-        """The rank at which the expectation is met (every ref for ``all``, one for ``any``)."""
-        if self.case.is_negative or (any(r is None for r in self.ref_ranks) and self.case.mode == "all"):
+        """The rank of the best-ranked expected ref over the whole ranking (None for a negative)."""
+        if self.case.is_negative:
             return None
-        known = [r for r in self.ref_ranks if r is not None]
-        if not known:
+        return min((r for r in self.ref_ranks if r is not None), default=None)
+
+    @property
+    def refs_found(self) -> int:
+        """How many expected refs have an answering window in the top k."""
+        return sum(r is not None and r <= self.k for r in self.ref_ranks)
+
+    @property
+    def recall(self) -> float | None:
+        """1 or 0 for ``any``; the share of refs in the top k for ``all``; None for a negative."""
+        if self.case.is_negative:
             return None
-        return max(known) if self.case.mode == "all" else min(known)
+        if self.case.mode == "all":
+            return self.refs_found / len(self.ref_ranks)
+        return 1.0 if self.refs_found else 0.0
+
+    @property
+    def reciprocal_rank(self) -> float | None:
+        """1 / the rank of the best-ranked ref found in the top k; 0 when none is; None for a negative."""
+        if self.case.is_negative:
+            return None
+        rank = self.rank
+        return 1 / rank if rank is not None and rank <= self.k else 0.0
 
     @property
     def found(self) -> bool:
-        """Whether the expectation is met within the top k (never, for a negative)."""
-        return self.rank is not None and self.rank <= self.k
+        """Whether the expectation is met in full within the top k (never, for a negative)."""
+        return self.recall == 1.0
 
 
 @dataclass(frozen=True)
 class KindSummary:
-    """Recall and MRR over the cases of one kind."""
+    """Recall and MRR over the answerable cases of one kind; the abstain rate over its negatives."""
 
     kind: str
     cases: int
     positives: int
     found: int
-    mrr: float
+    """Answerable cases whose expectation is met in full."""
+    recall: float | None
+    """The mean case recall (None: no answerable case)."""
+    mrr: float | None
+    """The mean reciprocal rank (None: no answerable case, as for a kind of negatives)."""
+    negatives: int = 0
+    abstained: int | None = None
+    """Negatives whose top score is under the floor (None: no floor to judge by)."""
 
     @property
-    def recall(self) -> float | None:
-        return self.found / self.positives if self.positives else None
+    def abstain_rate(self) -> float | None:
+        if not self.negatives or self.abstained is None:
+            return None
+        return self.abstained / self.negatives
 
 
 @dataclass(frozen=True)
@@ -113,6 +147,8 @@ class Abstention:
     abstained: int
     positives: int
     false_weak: int
+    suggested: bool = False
+    """The floor is the calibration's suggestion, not one the user gave."""
 
     @property
     def abstain_rate(self) -> float | None:
@@ -139,23 +175,23 @@ class EvalReport:
 
     @property
     def recall(self) -> float | None:
-        """Recall@k: the share of answerable questions whose expectation is met in the top k."""
-        positives = self.positives
-        return sum(r.found for r in positives) / len(positives) if positives else None
+        """Recall@k: the mean case recall over answerable questions (partial for ``mode: all``)."""
+        return _mean([r.recall for r in self.positives])
 
     @property
     def mrr(self) -> float | None:
-        """Mean reciprocal rank over answerable questions, 0 for those not found in the top k."""
-        positives = self.positives
-        return _mrr(positives) if positives else None
+        """Mean reciprocal rank over answerable questions, 0 for those with no ref in the top k."""
+        return _mean([r.reciprocal_rank for r in self.positives])
 
     @property
     def misses(self) -> list[CaseResult]:
+        """Answerable cases whose expectation is not met in full."""
         return [r for r in self.positives if not r.found]
 
 
-def _mrr(results: Sequence[CaseResult]) -> float:
-    return sum(1 / r.rank for r in results if r.found and r.rank) / len(results) if results else 0.0
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return sum(known) / len(known) if known else None
 
 
 def resolve_refs(
@@ -226,26 +262,41 @@ def evaluate_case(
 
 
 def summarise(results: Sequence[CaseResult], k: int, floor: float | None = None) -> EvalReport:
-    """The report over every case: recall@k, MRR, per kind, calibration and (with a floor) abstention."""
+    """The report over every case: recall@k, MRR, per kind, calibration and abstention.
+
+    Abstention is judged at ``floor``, else at the calibration's suggested floor when there is one.
+    """
+    found_tops = [r.top_score for r in results if r.found]
+    negative_tops = [r.top_score for r in results if r.case.is_negative]
+    calibration = Calibration(min(found_tops, default=None), max(negative_tops, default=None))
+    judged_at = floor if floor is not None else calibration.suggested_floor
     kinds = []
     for kind in dict.fromkeys(r.case.kind for r in results):
         of_kind = [r for r in results if r.case.kind == kind]
         positives = [r for r in of_kind if not r.case.is_negative]
+        negatives = [r for r in of_kind if r.case.is_negative]
         kinds.append(
-            KindSummary(kind, len(of_kind), len(positives), sum(r.found for r in positives), _mrr(positives))
+            KindSummary(
+                kind,
+                len(of_kind),
+                len(positives),
+                sum(r.found for r in positives),
+                _mean([r.recall for r in positives]),
+                _mean([r.reciprocal_rank for r in positives]),
+                len(negatives),
+                None if judged_at is None else sum(r.top_score < judged_at for r in negatives),
+            )
         )
-    found_tops = [r.top_score for r in results if r.found]
-    negative_tops = [r.top_score for r in results if r.case.is_negative]
-    calibration = Calibration(min(found_tops, default=None), max(negative_tops, default=None))
     abstention = None
-    if floor is not None:
+    if judged_at is not None:
         positives = [r for r in results if not r.case.is_negative]
         negatives = [r for r in results if r.case.is_negative]
         abstention = Abstention(
-            floor,
+            judged_at,
             len(negatives),
-            sum(r.top_score < floor for r in negatives),
+            sum(r.top_score < judged_at for r in negatives),
             len(positives),
-            sum(r.top_score < floor for r in positives),
+            sum(r.top_score < judged_at for r in positives),
+            suggested=floor is None,
         )
     return EvalReport(k, tuple(results), tuple(kinds), calibration, abstention)

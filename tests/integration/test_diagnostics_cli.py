@@ -89,6 +89,22 @@ def test_eval_reports_recall_mrr_kinds_calibration_and_saves_a_ledger_row(
     assert ledger["model"]["name"] == "all-MiniLM-L6-v2" and ledger["parameters"]["size"] == 1000
     assert ledger["recall_at_k"] == document["recall_at_k"]
 
+    # milvus-rag's semantics, worked out again from each case's ref ranks.
+    k = document["k"]
+    positives = [row for row in document["results"] if row["expect"]]
+    recalls, reciprocal_ranks = [], []
+    for row in positives:
+        within = [rank for rank in row["ref_ranks"] if rank is not None and rank <= k]
+        recalls.append(len(within) / len(row["ref_ranks"]) if row["mode"] == "all" else float(bool(within)))
+        reciprocal_ranks.append(1 / min(within) if within else 0.0)
+    assert document["recall_at_k"] == pytest.approx(sum(recalls) / len(recalls))
+    assert document["mrr"] == pytest.approx(sum(reciprocal_ranks) / len(reciprocal_ranks))
+    lease = rows["what happens when a worker loses its lease?"]
+    assert lease["mode"] == "all" and lease["recall"] in (0.0, 0.5, 1.0)
+    (negative_kind,) = [kind for kind in document["kinds"] if kind["kind"] == "negative"]
+    assert negative_kind["mrr"] is None and negative_kind["recall_at_k"] is None
+    assert negative_kind["abstain_rate"] == sum(row["top_score"] < 0.25 for row in negatives) / len(negatives)
+
 
 def test_a_bad_golden_line_fails_before_any_model_loads(
     capsys: pytest.CaptureFixture[str], make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch

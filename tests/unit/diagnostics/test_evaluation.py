@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import ExpectedRef, GoldenCase
@@ -45,13 +47,18 @@ def test_a_symbol_matches_only_windows_overlapping_its_definition() -> None:
     assert run(case(["a.py"]), row_scores).ref_ranks == (1,)
 
 
-def test_all_needs_every_ref_within_k_and_any_needs_one() -> None:
+def test_all_scores_the_share_of_refs_found_and_any_needs_one_as_milvus_rag_does() -> None:
     row_scores = scores(0.9, 0.3, 0.8, 0.1)  # ranks: alpha 1, b.md 2, beta 3, c.md 4
     both_all = run(case(["b.md", "a.py::beta"], mode="all"), row_scores)
     assert both_all.ref_ranks == (2, 3)
-    assert both_all.rank == 3 and not both_all.found
+    assert both_all.recall == 0.5 and both_all.reciprocal_rank == 0.5, "one of two refs, found at rank 2"
+    assert both_all.rank == 2 and not both_all.found, "not met in full"
     both_any = run(case(["b.md", "a.py::beta"], mode="any"), row_scores)
-    assert both_any.rank == 2 and both_any.found
+    assert both_any.rank == 2 and both_any.found and both_any.recall == 1.0
+    none_found = run(case(["c.md", "a.py::beta"], mode="all"), row_scores)
+    assert none_found.recall == 0.0 and none_found.reciprocal_rank == 0.0
+    every = run(case(["a.py::alpha", "b.md"], mode="all"), row_scores)
+    assert every.found and every.recall == 1.0 and every.reciprocal_rank == 1.0
 
 
 def test_recall_mrr_and_kinds_by_hand() -> None:
@@ -69,7 +76,8 @@ def test_recall_mrr_and_kinds_by_hand() -> None:
     assert (symbol.kind, symbol.found, symbol.positives, symbol.recall) == ("symbol", 2, 2, 1.0)
     assert symbol.mrr == pytest.approx(0.75)
     assert (prose.found, prose.recall, prose.mrr) == (0, 0.0, 0.0)
-    assert negative.positives == 0 and negative.recall is None
+    assert negative.positives == 0 and negative.recall is None and negative.mrr is None
+    assert negative.negatives == 1 and negative.abstain_rate == 1.0, "under the suggested floor"
     assert [miss.case.expect[0].path for miss in report.misses] == ["c.md"]
     assert results[0].hits[0].citation == "a.py:L1-L3"
 
@@ -121,3 +129,44 @@ def test_a_cases_hits_are_its_top_k_with_ties_in_corpus_order(k: int) -> None:
     order = sorted(range(len(WINDOWS)), key=lambda row: (-float(row_scores[row]), row))[:k]
     assert [hit.citation for hit in result.hits] == [WINDOWS[row].citation for row in order]
     assert [hit.score for hit in result.hits] == pytest.approx([float(row_scores[row]) for row in order])
+
+
+def test_a_kind_of_negatives_reports_its_abstain_rate_at_the_floor() -> None:
+    results = [
+        run(case(["a.py"], kind="answerable"), scores(0.6, 0.1, 0.1, 0.1)),
+        run(case([], kind="negative"), scores(0.3, 0.1, 0.1, 0.1)),
+        run(case([], kind="negative"), scores(0.5, 0.1, 0.1, 0.1)),
+    ]
+    suggested = summarise(results, k=2)
+    negative = suggested.kinds[1]
+    assert suggested.calibration.suggested_floor == pytest.approx(0.55)
+    assert (negative.mrr, negative.abstained, negative.abstain_rate) == (None, 2, 1.0)
+    assert suggested.abstention is not None and suggested.abstention.suggested
+    given = summarise(results, k=2, floor=0.4)
+    assert given.kinds[1].abstain_rate == 0.5
+    assert given.abstention is not None and not given.abstention.suggested
+
+
+def milvus_rag_scores(expected: list[str], mode: str, row_scores: list[float], k: int) -> tuple[float, float]:
+    """An independent statement of milvus-rag's case scoring over whole-file refs: recall, RR."""
+    order = sorted(range(len(row_scores)), key=lambda row: (-row_scores[row], row))
+    top_paths = [WINDOWS[row].path for row in order[:k]]
+    found = [path for path in expected if path in top_paths]
+    recall = len(found) / len(expected) if mode == "all" else float(bool(found))
+    ranks = [top_paths.index(path) + 1 for path in found]
+    return recall, (1 / min(ranks) if ranks else 0.0)
+
+
+@given(
+    st.lists(st.sampled_from(["a.py", "b.md", "c.md"]), min_size=1, max_size=3, unique=True),
+    st.sampled_from(["all", "any"]),
+    st.lists(st.floats(-1, 1, width=32), min_size=4, max_size=4),
+    st.integers(1, 4),
+)
+def test_case_recall_and_reciprocal_rank_match_an_independent_statement(
+    expected: list[str], mode: str, row_scores: list[float], k: int
+) -> None:
+    result = run(case(expected, mode=mode), scores(*row_scores), k=k)
+    recall, reciprocal_rank = milvus_rag_scores(expected, mode, row_scores, k)
+    assert result.recall == pytest.approx(recall)
+    assert result.reciprocal_rank == pytest.approx(reciprocal_rank)

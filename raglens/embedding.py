@@ -110,7 +110,9 @@ class SentenceTransformerEmbedder:
         *,
         offline: bool = True,
         precision: str = "fp32",
+        max_seq_length: int | None = None,
     ) -> None:
+        """``max_seq_length`` overrides how many tokens of a text the model reads (None: its own limit)."""
         if precision not in PRECISIONS:
             raise BadInputError(f"--precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         source = str(default_model_path()) if model is None else model
@@ -135,6 +137,8 @@ class SentenceTransformerEmbedder:
             message = _load_failure_message(model, source, resolved_device, error, offline)
             raise ModelLoadError(message) from error
         self._device = resolved_device
+        if max_seq_length is not None:
+            self._model.max_seq_length = max_seq_length
         self.precision = precision
         """``fp32``, or ``bf16`` for weights in bfloat16 (vectors are always returned as float32)."""
         if precision == "bf16":

@@ -142,6 +142,8 @@ class ModelChoice:
     offline: bool = True
     factory: str | None = None
     """``module:callable`` of another embedder (tests use fakes); None means the model itself."""
+    max_seq_length: int | None = None
+    """Tokens the model reads of each text, if not its own default (all-MiniLM-L6-v2: 256 of up to 512)."""
 
     @property
     def label(self) -> str:

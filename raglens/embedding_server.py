@@ -71,7 +71,11 @@ class EmbeddingServer:
             if cache.is_usable:
                 choice = config.choice
                 fingerprint = fingerprint_model(
-                    choice.model, choice.precision, factory=choice.factory, hash_large_file=cache.file_sha256
+                    choice.model,
+                    choice.precision,
+                    factory=choice.factory,
+                    hash_large_file=cache.file_sha256,
+                    max_seq_length=choice.max_seq_length,
                 )
                 self._cache = cache
                 if fingerprint is not None:

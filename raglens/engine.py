@@ -147,7 +147,11 @@ class Engines:
             return embedder_from_factory(choice.factory)
         self._on_note(f"loading {choice.label} (importing sentence-transformers takes a few seconds)")
         return SentenceTransformerEmbedder(
-            choice.model, choice.device, offline=choice.offline, precision=choice.precision
+            choice.model,
+            choice.device,
+            offline=choice.offline,
+            precision=choice.precision,
+            max_seq_length=choice.max_seq_length,
         )
 
     def export_if_wanted(self, *, use_now: bool = True) -> bool:

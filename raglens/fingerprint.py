@@ -16,6 +16,7 @@ from pathlib import Path
 
 from raglens.embedding import default_model_path
 from raglens.embedding_events import DEFAULT_MODEL_NAME
+from raglens.errors import BadInputError
 from raglens.precision import EXACT_PRECISION
 
 FINGERPRINT_VERSION = 1
@@ -97,23 +98,50 @@ def max_seq_length_of(folder: Path) -> int | None:
     return int(length) if isinstance(length, int) else None
 
 
+def position_limit_of(folder: Path) -> int | None:
+    """The most tokens the model's transformer can take at all (``max_position_embeddings``), if known."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    limit = config.get("max_position_embeddings") if isinstance(config, dict) else None
+    return int(limit) if isinstance(limit, int) else None
+
+
+def check_max_seq_length(model: str | None, max_seq_length: int | None) -> None:
+    """Refuse a token limit the model cannot read, before anything loads (BadInputError)."""
+    if max_seq_length is None:
+        return
+    if max_seq_length < 1:
+        raise BadInputError(f"max_seq_length must be at least 1, got {max_seq_length}")
+    folder = model_folder(model)
+    limit = position_limit_of(folder) if folder is not None else None
+    if limit is not None and max_seq_length > limit:
+        name = DEFAULT_MODEL_NAME if model is None else model
+        raise BadInputError(f"max_seq_length={max_seq_length}: {name} reads at most {limit} tokens")
+
+
 def fingerprint_model(
     model: str | None,
     precision: str = DEFAULT_PRECISION,
     *,
     factory: str | None = None,
     hash_large_file: HashLargeFile = sha256_of_file,
+    max_seq_length: int | None = None,
 ) -> ModelFingerprint | None:
     """The fingerprint of ``model`` at ``precision``, or None when its files are not on this machine.
 
     ``factory`` names another embedder built instead of the model (tests use fakes); it is part of
-    the digest, so a fake's vectors are never served as the model's.
+    the digest, so a fake's vectors are never served as the model's. ``max_seq_length`` overrides the
+    model's own token limit, and is part of the digest too: a longer read gives other vectors.
     """
     folder = model_folder(model)
     if folder is None:
         return None
     digest = hashlib.sha256()
     header = f"raglens-fingerprint-v{FINGERPRINT_VERSION}\0{NORMALISATION}\0{precision}\0{factory or ''}\0"
+    if max_seq_length is not None:
+        header += f"max_seq_length={max_seq_length}\0"  # absent otherwise: existing digests stay valid
     digest.update(header.encode())
     files_digest = hashlib.sha256(f"raglens-model-files-v{FINGERPRINT_VERSION}\0".encode())
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -128,9 +156,8 @@ def fingerprint_model(
     name = DEFAULT_MODEL_NAME if model is None else Path(model.rstrip("/\\")).name or model
     if factory is not None:
         name = factory
-    return ModelFingerprint(
-        digest.hexdigest(), name, folder, max_seq_length_of(folder), precision, files_digest.hexdigest()
-    )
+    limit = max_seq_length if max_seq_length is not None else max_seq_length_of(folder)
+    return ModelFingerprint(digest.hexdigest(), name, folder, limit, precision, files_digest.hexdigest())
 
 
 def file_identity(path: Path) -> tuple[str, int, int]:

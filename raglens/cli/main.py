@@ -149,6 +149,14 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
         default=6,
         help="lines of each hit's text to print (default: 6)",
     )
+    parser.add_argument(
+        "--max-seq-length",
+        type=_whole_number,
+        default=None,
+        metavar="N",
+        help="tokens of each window the model reads (default: the model's own; all-MiniLM-L6-v2 reads "
+        "256 and accepts up to 512)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no narration on stderr")
     _add_cache_arguments(parser)
     parser.add_argument(
@@ -204,6 +212,13 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             "--prompt",
             action="store_true",
             help="also show the exact prompt an LLM would get: the top-k windows, cited, and the question",
+        )
+        parser.add_argument(
+            "--vs",
+            metavar="SPEC",
+            default=None,
+            help="also rank with configuration B, given as key=value pairs over this one's settings "
+            "(keys: unit, size, overlap, model, max_seq_length, precision), e.g. size=800,overlap=100",
         )
         _add_model_arguments(parser)
     elif command == "probe":

@@ -27,7 +27,7 @@ from raglens.embedding import Embedder, runs_on_cpu
 from raglens.embedding_events import EngineInfo, ModelChoice
 from raglens.engine import Engines
 from raglens.errors import BadInputError
-from raglens.fingerprint import fingerprint_model
+from raglens.fingerprint import check_max_seq_length, fingerprint_model
 from raglens.index import IndexSnapshot
 from raglens.pipeline import PipelineStep, WindowsEmbedded, build_index, read_corpus, search_index
 from raglens.precision import choose_precision, precision_note, read_cpu_features
@@ -81,6 +81,7 @@ def model_choice(args: argparse.Namespace) -> ModelChoice:
         choose_precision(args.precision),
         offline=not args.allow_download,
         factory=args.embedder_factory,
+        max_seq_length=getattr(args, "max_seq_length", None),
     )
 
 
@@ -91,6 +92,7 @@ def prepare_index(
     if args.k <= 0:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
     choice = model_choice(args)
+    check_max_seq_length(args.model, choice.max_seq_length)
     note = precision_note(choice.precision, runs_on_cpu(choice.device), read_cpu_features())
     if note is not None:
         stderr.print(f"raglens: note: {note}", markup=False)
@@ -105,7 +107,11 @@ def prepare_index(
         fingerprint = None
         if cache is not None:
             fingerprint = fingerprint_model(
-                args.model, choice.precision, factory=choice.factory, hash_large_file=cache.file_sha256
+                args.model,
+                choice.precision,
+                factory=choice.factory,
+                hash_large_file=cache.file_sha256,
+                max_seq_length=choice.max_seq_length,
             )
             if fingerprint is None:
                 narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
@@ -153,7 +159,11 @@ class _CountingNarrator:
 
 def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
     """Index ``args.path``, rank it against ``args.query`` and print the hits (or one JSON document)."""
+    # comparing builds on this module (prepare_index), so it is imported here rather than at the top.
+    from raglens.cli.comparing import config_a, config_b, print_versus, rank_versus, versus_document
+
     json_mode = bool(getattr(args, "json", False))
+    b = config_b(args, params)  # a bad --vs fails here, before anything loads
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
         prepared = prepare_index(args, params, narrator, stderr)
         corpus, embedder, index, cache_use = (
@@ -168,6 +178,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         diagnostics = diagnose_query(args.query, result, args.k, texts, index.windows, noise)
         prompt = prompt_preview(args, args.query, result, texts) if args.prompt else None
         prepared.engines.export_if_wanted()
+        versus = rank_versus(args, b, prepared, result, narrator, stderr) if b is not None else None
     if json_mode:
         document = search_document(
             query=args.query,
@@ -189,6 +200,8 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             hit["above_noise"] = diagnostics.above_noise(hit["score"])
         if prompt is not None:
             document["prompt"] = prompt_document(prompt)
+        if versus is not None:
+            document["vs"] = versus_document(args, versus, document["hits"])
         print(dump(document))
     else:
         console = console_for()
@@ -203,6 +216,8 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             max_lines=args.max_lines,
             diagnostics=diagnostics,
         )
+        if versus is not None:
+            print_versus(console, args, config_a(args, params), result, versus)
         if prompt is not None:
             print_prompt(console, prompt)
     return 0

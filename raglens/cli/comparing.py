@@ -1,0 +1,141 @@
+"""``raglens search … --vs SPEC``: configuration B's ranking of the same query beside A's."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from raglens.cli.documents import model_document, parameters_document, window_document
+from raglens.cli.narration import Narrator
+from raglens.cli.searching import PreparedIndex, engine_header, prepare_index
+from raglens.compare import Comparison, compare
+from raglens.configuration import RetrievalConfig, parse_vs
+from raglens.display import similarity_bar
+from raglens.pipeline import search_index
+from raglens.printable import printable_name
+from raglens.search import SearchResult
+from raglens.windows import WindowParams
+
+BAR_WIDTH = 10
+
+
+def config_a(args: argparse.Namespace, params: WindowParams) -> RetrievalConfig:
+    """The configuration the command line asks for: A."""
+    return RetrievalConfig(params, args.model, getattr(args, "max_seq_length", None), args.precision)
+
+
+def config_b(args: argparse.Namespace, params: WindowParams) -> RetrievalConfig | None:
+    """B from ``--vs``, checked before anything loads; None without ``--vs``."""
+    spec = getattr(args, "vs", None)
+    return parse_vs(spec, config_a(args, params)) if spec is not None else None
+
+
+def arguments_for(args: argparse.Namespace, config: RetrievalConfig) -> argparse.Namespace:
+    """``args`` with ``config``'s model settings in place of A's (window settings travel apart)."""
+    copied = argparse.Namespace(**vars(args))
+    copied.model, copied.max_seq_length, copied.precision = (
+        config.model,
+        config.max_seq_length,
+        config.precision,
+    )
+    return copied
+
+
+@dataclass(frozen=True)
+class Versus:
+    """B's side of a comparison: its configuration, index and ranking, and how the hits moved."""
+
+    config: RetrievalConfig
+    prepared: PreparedIndex
+    result: SearchResult
+    comparison: Comparison
+
+
+def rank_versus(
+    args: argparse.Namespace,
+    b: RetrievalConfig,
+    a_prepared: PreparedIndex,
+    a_result: SearchResult,
+    narrator: Narrator,
+    stderr: Console,
+) -> Versus:
+    """Index the corpus as B (through the same cache), rank the query, and follow every hit across."""
+    narrator.say(f"configuration B: {b.describe()}")
+    prepared = prepare_index(arguments_for(args, b), b.params, narrator, stderr)
+    result = search_index(prepared.index, prepared.embedder, args.query, args.k)
+    comparison = compare(a_result, a_prepared.index.windows, result, prepared.index.windows, args.k)
+    return Versus(b, prepared, result, comparison)
+
+
+def versus_document(args: argparse.Namespace, versus: Versus, a_hits: list[dict[str, Any]]) -> dict[str, Any]:
+    """``"vs"`` for the search document (B in A's schema); also marks A's hits with their rank in B."""
+    k = args.k
+    for hit, movement in zip(a_hits, versus.comparison.a, strict=True):
+        hit["rank_in_other"] = movement.rank_in_other
+        hit["movement"] = movement.describe(k, side="a")
+    corpus = versus.prepared.corpus
+    hits = [
+        {
+            "rank": hit.rank,
+            "score": hit.score,
+            **window_document(hit.window, corpus.file(hit.window.path).text),
+            "rank_in_other": movement.rank_in_other,
+            "movement": movement.describe(k, side="b"),
+        }
+        for hit, movement in zip(versus.result.hits, versus.comparison.b, strict=True)
+    ]
+    return {
+        "parameters": parameters_document(versus.config.params, args.max_file_bytes),
+        "model": model_document(versus.prepared.engine),
+        "window_count": versus.result.window_count,
+        "shared_in_top_k": versus.comparison.shared,
+        "hits": hits,
+    }
+
+
+def print_versus(
+    console: Console, args: argparse.Namespace, a: RetrievalConfig, a_result: SearchResult, versus: Versus
+) -> None:
+    """A and B side by side: each hit's score on the same 0-1 scale, citation and movement."""
+    k = args.k
+    console.print()
+    console.print(Text(f"A  {a.describe()}", style="bold"))
+    console.print(
+        Text(f"B  {versus.config.describe()}  ({engine_header(versus.prepared.engine)})", style="bold")
+    )
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for column in ("#", "A", "", "A→B", "B", "", "A→B"):
+        table.add_column(column, no_wrap=column != "")
+    rows = max(len(a_result.hits), len(versus.result.hits))
+    for index in range(rows):
+        cells: list[Text | str] = [str(index + 1)]
+        for hits, movements, side in (
+            (a_result.hits, versus.comparison.a, "a"),
+            (versus.result.hits, versus.comparison.b, "b"),
+        ):
+            if index < len(hits):
+                hit = hits[index]
+                score = Text(f"{hit.score:.3f} ", style="bold cyan")
+                score.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
+                cells += [
+                    score,
+                    Text(printable_name(hit.window.citation), style="green"),
+                    movements[index].describe(k, side=side),
+                ]
+            else:
+                cells += ["", "", ""]
+        table.add_row(*cells)
+    console.print(table)
+    shared = versus.comparison.shared
+    console.print(
+        Text(
+            f"top-{k} overlap: {shared} of A's {len(a_result.hits)} hits have their text in B's top {k} "
+            "(a hit is followed by its characters, since the windows may differ)",
+            style="dim",
+        )
+    )

@@ -1,0 +1,124 @@
+"""Two rankings of one query side by side: where each hit's text landed in the other configuration.
+
+A hit's rank in the other ranking is that of the same window (same file, same characters) when the
+other configuration has it, as with another model or token limit. Where the windows differ (another
+size moves every boundary) the hit is followed by its text: the best rank of any window there that
+holds part of the same characters of the same file.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from raglens.search import Hit, SearchResult, full_ranks
+from raglens.windows import Window
+
+
+@dataclass(frozen=True)
+class Movement:
+    """One hit's rank in its own ranking and in the other's."""
+
+    rank: int
+    rank_in_other: int | None
+    """None when no window of the other configuration holds any of its characters."""
+
+    def describe(self, k: int, *, side: str) -> str:
+        """How the text moved from A to B, seen from this hit on ``side`` ("a" or "b").
+
+        ``↑3`` / ``↓2`` / ``=`` when it is in both top k; ``gone (B #14)`` for an A hit that B ranks
+        below its top k, ``new (A #14)`` for a B hit that A ranked below it.
+        """
+        other = self.rank_in_other
+        if other is None:
+            return "gone (not in B)" if side == "a" else "new (not in A)"
+        if other > k:
+            return f"gone (B #{other})" if side == "a" else f"new (A #{other})"
+        rank_a, rank_b = (self.rank, other) if side == "a" else (other, self.rank)
+        if rank_a == rank_b:
+            return "="
+        return f"↑{rank_a - rank_b}" if rank_b < rank_a else f"↓{rank_b - rank_a}"
+
+
+class WindowsByFile:
+    """A configuration's windows grouped by file, each file's in order, to find those over a span."""
+
+    def __init__(self, windows: Sequence[Window]) -> None:
+        self._rows: dict[str, list[int]] = {}
+        for row, window in enumerate(windows):
+            self._rows.setdefault(window.path, []).append(row)
+        self._windows = windows
+        self._ends = {path: [windows[row].end for row in rows] for path, rows in self._rows.items()}
+
+    def overlapping(self, path: str, start: int, end: int) -> list[int]:
+        """The rows of ``path``'s windows that share a character with ``[start, end)``."""
+        rows = self._rows.get(path, [])
+        found = []
+        for position in range(bisect_left(self._ends[path], start + 1) if rows else 0, len(rows)):
+            window = self._windows[rows[position]]
+            if window.start >= end:
+                break
+            found.append(rows[position])
+        return found
+
+
+def ranks_in_other(
+    hits: Sequence[Hit], other_windows: Sequence[Window], other: SearchResult
+) -> list[int | None]:
+    """For each hit, the best rank in ``other`` (a full ranking) of a window holding part of its text."""
+    if other.ranked_count != other.window_count:
+        raise ValueError("the other ranking must cover every window")
+    ranks = full_ranks(_scores_by_row(other))
+    by_file = WindowsByFile(other_windows)
+    found: list[int | None] = []
+    for hit in hits:
+        window = hit.window
+        rows = by_file.overlapping(window.path, window.start, window.end)
+        same = [
+            row
+            for row in rows
+            if (other_windows[row].start, other_windows[row].end) == (window.start, window.end)
+        ]
+        chosen = same or rows
+        found.append(int(ranks[chosen].min()) if chosen else None)
+    return found
+
+
+def _scores_by_row(result: SearchResult) -> np.ndarray:
+    scores = np.empty(result.window_count, dtype=np.float32)
+    scores[result.ranked_rows] = result.scores
+    return scores
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A's and B's top k for one query, each hit with its rank in the other ranking."""
+
+    k: int
+    a: tuple[Movement, ...]
+    b: tuple[Movement, ...]
+
+    @property
+    def shared(self) -> int:
+        """How many of A's top k have their text in B's top k."""
+        return sum(m.rank_in_other is not None and m.rank_in_other <= self.k for m in self.a)
+
+
+def compare(
+    a_result: SearchResult,
+    a_windows: Sequence[Window],
+    b_result: SearchResult,
+    b_windows: Sequence[Window],
+    k: int,
+) -> Comparison:
+    """Follow each side's hits into the other's full ranking."""
+    a_ranks = ranks_in_other(a_result.hits, b_windows, b_result)
+    b_ranks = ranks_in_other(b_result.hits, a_windows, a_result)
+    return Comparison(
+        k,
+        tuple(Movement(hit.rank, rank) for hit, rank in zip(a_result.hits, a_ranks, strict=True)),
+        tuple(Movement(hit.rank, rank) for hit, rank in zip(b_result.hits, b_ranks, strict=True)),
+    )

@@ -140,8 +140,10 @@ def fingerprint_model(
         return None
     digest = hashlib.sha256()
     header = f"raglens-fingerprint-v{FINGERPRINT_VERSION}\0{NORMALISATION}\0{precision}\0{factory or ''}\0"
-    if max_seq_length is not None:
-        header += f"max_seq_length={max_seq_length}\0"  # absent otherwise: existing digests stay valid
+    own_limit = max_seq_length_of(folder)
+    if max_seq_length is not None and max_seq_length != own_limit:
+        # Only a limit other than the model's own changes the vectors; absent, existing digests hold.
+        header += f"max_seq_length={max_seq_length}\0"
     digest.update(header.encode())
     files_digest = hashlib.sha256(f"raglens-model-files-v{FINGERPRINT_VERSION}\0".encode())
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -156,7 +158,7 @@ def fingerprint_model(
     name = DEFAULT_MODEL_NAME if model is None else Path(model.rstrip("/\\")).name or model
     if factory is not None:
         name = factory
-    limit = max_seq_length if max_seq_length is not None else max_seq_length_of(folder)
+    limit = max_seq_length if max_seq_length is not None else own_limit
     return ModelFingerprint(digest.hexdigest(), name, folder, limit, precision, files_digest.hexdigest())
 
 

@@ -18,7 +18,7 @@ from raglens.cli.lab_render import print_eval
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import engine_header, prepare_index, stdout_kept_for_data
 from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
-from raglens.diagnostics.golden import read_golden
+from raglens.diagnostics.golden import GoldenCase, read_golden
 from raglens.errors import BadInputError
 from raglens.windows import WindowParams
 
@@ -29,6 +29,8 @@ def run_eval(args: argparse.Namespace, params: WindowParams, stderr: Console) ->
         raise BadInputError(f"--floor must be a number, got {args.floor}")
     save_folder = _save_folder(args.save)
     cases = read_golden(args.golden)
+    if args.grid:
+        return _run_eval_grid(args, params, stderr, cases, save_folder)
     json_mode = bool(args.json)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
         prepared = prepare_index(args, params, narrator, stderr)
@@ -61,6 +63,68 @@ def run_eval(args: argparse.Namespace, params: WindowParams, stderr: Console) ->
         console.print(engine_header(prepared.engine), markup=False, style="dim")
         print_eval(console, report)
     return 0
+
+
+def _run_eval_grid(
+    args: argparse.Namespace,
+    params: WindowParams,
+    stderr: Console,
+    cases: list[GoldenCase],
+    save_folder: Path | None,
+) -> int:
+    """The golden set over every combination of ``--grid``: every combination is checked first."""
+    from raglens.cli.comparing import config_a
+    from raglens.cli.eval_grid import grid_document, ledger_document, print_grid, run_grid
+    from raglens.configuration import grid_configs, parse_grid_axis
+
+    axes = [parse_grid_axis(spec) for spec in args.grid]
+    configs = grid_configs(config_a(args, params), axes)
+    plot = _plot_target(args.plot)
+    json_mode = bool(args.json)
+    with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
+        done = run_grid(args, configs, cases, narrator, stderr)
+    rows = [row for row, _ in done]
+    header = {
+        "schema": SCHEMA_VERSION,
+        "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "corpus": str(done[0][1].corpus.root),
+        "golden": str(Path(args.golden).resolve()),
+        "k": args.k,
+    }
+    if save_folder is not None:
+        for row, prepared in done:
+            saved = _save(save_folder, {**header, **ledger_document(args, row, prepared)})
+            stderr.print(f"raglens: saved {row.config.describe()} to {saved}", markup=False)
+    if plot is not None:
+        from raglens.cli.grid_plot import save_plot
+
+        save_plot(plot, args.k, rows)
+        stderr.print(f"raglens: drew the chart to {plot}", markup=False)
+    if json_mode:
+        print(
+            dump(
+                {
+                    **header,
+                    "axes": {axis.key: list(axis.values) for axis in axes},
+                    "grid": grid_document(args, rows),
+                }
+            )
+        )
+    else:
+        print_grid(console_for(), args.k, axes, rows)
+    return 0
+
+
+def _plot_target(plot: str | None) -> Path | None:
+    """Where ``--plot`` draws, checked before minutes of embedding: an .svg or .png in a real folder."""
+    if plot is None:
+        return None
+    target = Path(plot).expanduser()
+    if target.suffix.lower() not in (".svg", ".png"):
+        raise BadInputError(f"--plot {plot}: name an .svg or .png file")
+    if not target.parent.is_dir():
+        raise BadInputError(f"--plot {plot}: no such folder {target.parent}")
+    return target
 
 
 def _save_folder(save: str | None) -> Path | None:

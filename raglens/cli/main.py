@@ -248,7 +248,22 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             const=".",
             default=None,
             metavar="FOLDER",
-            help="write the report as a dated JSON file into FOLDER (default: the current folder)",
+            help="write the report as a dated JSON file into FOLDER (default: the current folder); "
+            "with --grid, one file per configuration",
+        )
+        parser.add_argument(
+            "--grid",
+            action="append",
+            default=[],
+            metavar="KEY=V1,V2",
+            help="evaluate every combination of these values (repeatable; keys: unit, size, overlap, "
+            "model, max_seq_length, precision), e.g. --grid size=600,800,1000 --grid overlap=0,100",
+        )
+        parser.add_argument(
+            "--plot",
+            default=None,
+            metavar="FILE",
+            help="with --grid, also draw recall@k and MRR against the varied parameter (FILE: .svg or .png)",
         )
         _add_model_arguments(parser)
         parser.set_defaults(k=8)

@@ -66,3 +66,16 @@ def test_a_bad_grid_fails_on_the_combination_that_cannot_be_cut() -> None:
     for spec in ("size", "colour=1,2", "size=1,,2", "size=1,1"):
         with pytest.raises(BadInputError):
             parse_grid_axis(spec)
+
+
+def test_a_token_limit_is_part_of_the_fingerprint_only_when_it_is_not_the_model_s_own() -> None:
+    from raglens.fingerprint import fingerprint_model
+
+    own = fingerprint_model(None)
+    assert own is not None and own.max_seq_length == 256
+    same = fingerprint_model(None, max_seq_length=256)
+    longer = fingerprint_model(None, max_seq_length=512)
+    assert same is not None and longer is not None
+    assert same.digest == own.digest, "naming the default limit keeps the cached vectors"
+    assert longer.digest != own.digest and longer.max_seq_length == 512
+    assert longer.files_digest == own.files_digest, "one ONNX export serves both"

@@ -1,0 +1,198 @@
+"""``raglens eval … --grid KEY=V1,V2``: the golden set over every combination, as a table and a chart."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from raglens.cli.comparing import arguments_for
+from raglens.cli.documents import model_document, parameters_document
+from raglens.cli.lab_documents import eval_document
+from raglens.cli.narration import Narrator
+from raglens.cli.searching import PreparedIndex, prepare_index
+from raglens.configuration import GridAxis, RetrievalConfig
+from raglens.diagnostics.coverage import measure_coverage
+from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
+from raglens.diagnostics.golden import GoldenCase
+from raglens.diagnostics.grid import GridRow, best_row, chart_series, shown_value, varied_keys
+from raglens.embedding_events import DEFAULT_MODEL_NAME
+from raglens.fingerprint import max_seq_length_of, model_folder
+from raglens.printable import printable_name
+from raglens.tokens import TokenCounter
+
+
+def _counter(config: RetrievalConfig) -> TokenCounter | None:
+    """The model's tokenizer at the configuration's token limit, to measure what no window reads."""
+    folder = model_folder(config.model)
+    if folder is None or not (folder / "tokenizer.json").is_file():
+        return None
+    limit = config.max_seq_length if config.max_seq_length is not None else max_seq_length_of(folder)
+    return TokenCounter(folder, config.model or DEFAULT_MODEL_NAME, limit)
+
+
+def evaluate_config(
+    args: argparse.Namespace,
+    config: RetrievalConfig,
+    cases: Sequence[GoldenCase],
+    narrator: Narrator,
+    stderr: Console,
+) -> tuple[GridRow, PreparedIndex]:
+    """Index the corpus as ``config`` (through the cache), score every case, measure coverage."""
+    prepared = prepare_index(arguments_for(args, config), config.params, narrator, stderr)
+    texts = prepared.corpus.texts()
+    resolved = resolve_refs(cases, texts)
+    index, embedder = prepared.index, prepared.embedder
+    results = [
+        evaluate_case(case, index.dot(embedder.encode_query(case.query)), index.windows, resolved, args.k)
+        for case in cases
+    ]
+    counter = _counter(config)
+    unread = measure_coverage(texts, index.windows, counter).unread_share if counter is not None else None
+    engine = prepared.engine
+    row = GridRow(
+        config,
+        summarise(results, args.k, args.floor),
+        engine.name,
+        engine.max_seq_length,
+        engine.precision,
+        unread,
+        prepared.cache_use.embedded,
+        prepared.cache_use.from_cache,
+    )
+    return row, prepared
+
+
+def run_grid(
+    args: argparse.Namespace,
+    configs: Sequence[RetrievalConfig],
+    cases: Sequence[GoldenCase],
+    narrator: Narrator,
+    stderr: Console,
+) -> list[tuple[GridRow, PreparedIndex]]:
+    """Every configuration in turn, narrating which one runs and about how long the rest will take."""
+    done: list[tuple[GridRow, PreparedIndex]] = []
+    started = time.monotonic()
+    for number, config in enumerate(configs, 1):
+        eta = ""
+        if done:
+            per_config = (time.monotonic() - started) / len(done)
+            eta = f"; about {per_config * (len(configs) - len(done)):.0f} s left at the pace so far"
+        narrator.say(f"grid {number}/{len(configs)}: {config.describe()}{eta}")
+        done.append(evaluate_config(args, config, cases, narrator, stderr))
+    return done
+
+
+def grid_document(args: argparse.Namespace, rows: Sequence[GridRow]) -> list[dict[str, Any]]:
+    """``"grid"``: one object per configuration, the best one marked."""
+    best = best_row(rows)
+    return [
+        {
+            "unit": row.config.params.unit.value,
+            "size": row.config.params.size,
+            "overlap": row.config.params.overlap,
+            "model": row.model_name,
+            "model_argument": row.config.model,
+            "max_seq_length": row.max_seq_length,
+            "precision": row.precision,
+            "recall": row.report.recall,
+            "mrr": row.report.mrr,
+            "by_kind": {
+                kind.kind: {"recall": kind.recall, "mrr": kind.mrr, "abstain_rate": kind.abstain_rate}
+                for kind in row.report.kinds
+            },
+            "suggested_floor": row.report.calibration.suggested_floor,
+            "separable": row.report.calibration.separable,
+            "unread_share": row.unread_share,
+            "embedded": row.embedded,
+            "from_cache": row.from_cache,
+            "best": index == best,
+        }
+        for index, row in enumerate(rows)
+    ]
+
+
+def ledger_document(args: argparse.Namespace, row: GridRow, prepared: PreparedIndex) -> dict[str, Any]:
+    """One configuration's full eval document, as a non-grid run saves it."""
+    return {
+        "parameters": parameters_document(row.config.params, args.max_file_bytes),
+        "model": model_document(prepared.engine),
+        "window_count": prepared.index.window_count,
+        **eval_document(row.report),
+    }
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequence[GridRow]) -> None:
+    """The table, best row marked, then the chart."""
+    best = best_row(rows)
+    varied = varied_keys(rows) or [axis.key for axis in axes]
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for column in (*varied, f"recall@{k}", "MRR", "by kind", "floor", "unread", "embedded/reused", ""):
+        table.add_column(column, justify="left" if column in ("model", "by kind", "") else "right")
+    for index, row in enumerate(rows):
+        kinds = " · ".join(
+            f"{kind.kind} {_share(kind.recall)}"
+            if kind.positives
+            else f"{kind.kind} abstain {_share(kind.abstain_rate)}"
+            for kind in row.report.kinds
+        )
+        floor = row.report.calibration.suggested_floor
+        table.add_row(
+            *(printable_name(shown_value(row.config, key)) for key in varied),
+            _share(row.report.recall),
+            "n/a" if row.report.mrr is None else f"{row.report.mrr:.3f}",
+            Text(printable_name(kinds), style="dim"),
+            "n/a" if floor is None else f"{floor:.3f}",
+            _share(row.unread_share),
+            f"{row.embedded}/{row.from_cache}",
+            Text("◀ best", style="bold green") if index == best else "",
+        )
+    console.print(table)
+    console.print()
+    console.print(terminal_chart(k, rows))
+
+
+CHART_HEIGHT = 10
+SERIES_MARKS = "●○■□▲△◆◇"
+
+
+def terminal_chart(k: int, rows: Sequence[GridRow]) -> Text:
+    """Recall@k (filled marks) and MRR (hollow) against the varied parameter, one pair per series."""
+    x_key, series = chart_series(rows)
+    xs = list(dict.fromkeys(x for one in series for x in one.x))
+    column = max(6, *(len(x) + 2 for x in xs))
+    grid = [[" "] * (column * len(xs)) for _ in range(CHART_HEIGHT + 1)]
+    for number, one in enumerate(series):
+        filled, hollow = (
+            SERIES_MARKS[(2 * number) % len(SERIES_MARKS)],
+            SERIES_MARKS[(2 * number + 1) % len(SERIES_MARKS)],
+        )
+        for x, recall, mrr in zip(one.x, one.recall, one.mrr, strict=True):
+            position = xs.index(x) * column + column // 2
+            for value, mark in ((mrr, hollow), (recall, filled)):
+                if value is not None:
+                    grid[CHART_HEIGHT - round(value * CHART_HEIGHT)][position] = mark
+    chart = Text(f"recall@{k} (filled) and MRR (hollow) against {x_key}\n", style="bold")
+    for level, cells in enumerate(grid):
+        value = (CHART_HEIGHT - level) / CHART_HEIGHT
+        label = f"{value:.1f} ┤" if level % 2 == 0 else "    │"
+        chart.append(label, style="dim")
+        chart.append("".join(cells).rstrip() + "\n")
+    chart.append("    └" + "─" * (column * len(xs)) + "\n", style="dim")
+    chart.append("     " + "".join(x.center(column) for x in xs) + "\n")
+    for number, one in enumerate(series):
+        filled, hollow = (
+            SERIES_MARKS[(2 * number) % len(SERIES_MARKS)],
+            SERIES_MARKS[(2 * number + 1) % len(SERIES_MARKS)],
+        )
+        chart.append(f"  {filled} {hollow}  {printable_name(one.label)}\n", style="dim")
+    return chart

@@ -1,0 +1,88 @@
+"""An evaluation over a grid of configurations: one row each, the best one, and the series to chart."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from raglens.configuration import RetrievalConfig
+from raglens.diagnostics.evaluation import EvalReport
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One configuration's evaluation, with what it cost and what of the corpus it never read."""
+
+    config: RetrievalConfig
+    report: EvalReport
+    model_name: str
+    max_seq_length: int | None
+    """The token limit the model ran with (its own, unless the configuration set one)."""
+    precision: str
+    unread_share: float | None
+    """The share of the corpus's characters no window's embedding reads; None without a tokenizer."""
+    embedded: int
+    from_cache: int
+
+
+def best_row(rows: Sequence[GridRow]) -> int | None:
+    """The index of the row with the highest recall@k, then MRR; the first of equals; None if none scored."""
+    scored = [(row.report.recall, row.report.mrr or 0.0, -index) for index, row in enumerate(rows)]
+    candidates = [entry for entry in scored if entry[0] is not None]
+    if not candidates:
+        return None
+    return -max(candidates)[2]
+
+
+def varied_keys(rows: Sequence[GridRow]) -> list[str]:
+    """The configuration keys whose value differs between rows, in the order of ``KEYS``."""
+    from raglens.configuration import KEYS
+
+    values = {key: {_value(row.config, key) for row in rows} for key in KEYS}
+    return [key for key in KEYS if len(values[key]) > 1]
+
+
+def _value(config: RetrievalConfig, key: str) -> object:
+    if key in ("unit", "size", "overlap"):
+        value = getattr(config.params, key)
+        return value.value if key == "unit" else value
+    return getattr(config, key)
+
+
+def shown_value(config: RetrievalConfig, key: str) -> str:
+    """``key``'s value as a label; ``default`` where the configuration leaves it to the model."""
+    value = _value(config, key)
+    return "default" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of the chart: recall@k and MRR against the x parameter, for one value of the others."""
+
+    label: str
+    x: tuple[str, ...]
+    recall: tuple[float | None, ...]
+    mrr: tuple[float | None, ...]
+
+
+def chart_series(rows: Sequence[GridRow]) -> tuple[str, list[Series]]:
+    """The x axis (the first varied key that is not the model) and one series per other combination.
+
+    With only the model varied, the models are the x axis and there is one series.
+    """
+    varied = varied_keys(rows)
+    x_key = next((key for key in varied if key != "model"), varied[0] if varied else "size")
+    groups: dict[str, list[GridRow]] = {}
+    for row in rows:
+        label = ", ".join(f"{key}={shown_value(row.config, key)}" for key in varied if key != x_key)
+        groups.setdefault(label or "all", []).append(row)
+    series = [
+        Series(
+            label,
+            tuple(shown_value(row.config, x_key) for row in group),
+            tuple(row.report.recall for row in group),
+            tuple(row.report.mrr for row in group),
+        )
+        for label, group in groups.items()
+    ]
+    return x_key, series

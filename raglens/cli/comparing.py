@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,9 @@ from raglens.cli.narration import Narrator
 from raglens.cli.searching import PreparedIndex, engine_header, prepare_index
 from raglens.compare import Comparison, compare
 from raglens.configuration import RetrievalConfig, parse_vs
+from raglens.diagnostics.golden import ExpectedRef
+from raglens.diagnostics.query_report import expected_ranks
+from raglens.diagnostics.symbols import Definition
 from raglens.display import similarity_bar
 from raglens.pipeline import search_index
 from raglens.printable import printable_name
@@ -47,6 +51,21 @@ def arguments_for(args: argparse.Namespace, config: RetrievalConfig) -> argparse
 
 
 @dataclass(frozen=True)
+class ExpectedMove:
+    """Where an expected answer ranks in A and in B."""
+
+    ref: ExpectedRef
+    rank_a: int | None
+    rank_b: int | None
+
+    def describe(self) -> str:
+        """``expected docs/retries.md: A #3 → B #1``."""
+        a = "nowhere" if self.rank_a is None else f"#{self.rank_a}"
+        b = "nowhere" if self.rank_b is None else f"#{self.rank_b}"
+        return f"expected {printable_name(str(self.ref))}: A {a} → B {b}"
+
+
+@dataclass(frozen=True)
 class Versus:
     """B's side of a comparison: its configuration, index and ranking, and how the hits moved."""
 
@@ -54,6 +73,7 @@ class Versus:
     prepared: PreparedIndex
     result: SearchResult
     comparison: Comparison
+    expected: tuple[ExpectedMove, ...] = ()
 
 
 def rank_versus(
@@ -61,6 +81,7 @@ def rank_versus(
     b: RetrievalConfig,
     a_prepared: PreparedIndex,
     a_result: SearchResult,
+    expected: Mapping[ExpectedRef, Sequence[Definition]] | None,
     narrator: Narrator,
     stderr: Console,
 ) -> Versus:
@@ -69,7 +90,12 @@ def rank_versus(
     prepared = prepare_index(arguments_for(args, b), b.params, narrator, stderr)
     result = search_index(prepared.index, prepared.embedder, args.query, args.k)
     comparison = compare(a_result, a_prepared.index.windows, result, prepared.index.windows, args.k)
-    return Versus(b, prepared, result, comparison)
+    moves: tuple[ExpectedMove, ...] = ()
+    if expected:
+        in_a = expected_ranks(a_result, a_prepared.index.windows, expected)
+        in_b = expected_ranks(result, prepared.index.windows, expected)
+        moves = tuple(ExpectedMove(a.ref, a.rank, b.rank) for a, b in zip(in_a, in_b, strict=True))
+    return Versus(b, prepared, result, comparison, moves)
 
 
 def versus_document(args: argparse.Namespace, versus: Versus, a_hits: list[dict[str, Any]]) -> dict[str, Any]:
@@ -94,6 +120,9 @@ def versus_document(args: argparse.Namespace, versus: Versus, a_hits: list[dict[
         "model": model_document(versus.prepared.engine),
         "window_count": versus.result.window_count,
         "shared_in_top_k": versus.comparison.shared,
+        "expected": [
+            {"ref": str(move.ref), "rank_a": move.rank_a, "rank_b": move.rank_b} for move in versus.expected
+        ],
         "hits": hits,
     }
 
@@ -139,3 +168,5 @@ def print_versus(
             style="dim",
         )
     )
+    for move in versus.expected:
+        console.print(Text(move.describe(), style="bold"))

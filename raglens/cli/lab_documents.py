@@ -47,6 +47,7 @@ def diagnostics_document(diagnostics: QueryDiagnostics) -> dict[str, Any]:
             }
             for straddle in diagnostics.straddles
         ],
+        "expected": [{"ref": str(entry.ref), "rank": entry.rank} for entry in diagnostics.expected],
         "identifier": None
         if identifier is None
         else {

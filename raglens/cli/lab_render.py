@@ -44,6 +44,9 @@ def diagnostics_renderable(diagnostics: QueryDiagnostics, hits: tuple[Hit, ...],
     ]
     for straddle in diagnostics.straddles:
         parts.append(Text(printable("straddle: " + straddle.describe()), style="yellow"))
+    for expected in diagnostics.expected:
+        found = expected.rank is not None and expected.rank <= k
+        parts.append(Text(expected.describe(k), style="bold green" if found else "bold red"))
     if diagnostics.identifier is not None:
         parts.append(Text(printable("literal: " + diagnostics.identifier.describe()), style="yellow"))
         for occurrence in diagnostics.identifier.occurrences[:10]:

@@ -15,6 +15,7 @@ from rich.console import Console
 from raglens import __version__
 from raglens.cache_location import CACHE_DIR_ENV, cache_dir_named
 from raglens.corpus import DEFAULT_MAX_FILE_BYTES, Corpus, CorpusOptions, require_indexable, scan_corpus
+from raglens.diagnostics.golden import ExpectedRef
 from raglens.errors import BadInputError, RaglensError
 from raglens.printable import printable
 from raglens.windows import Unit, WindowParams
@@ -81,6 +82,14 @@ def _model_name(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a model name or folder, got an empty string")
     return text
+
+
+def _expected_ref(text: str) -> ExpectedRef:
+    """``path`` or ``path::symbol``, as in a golden file."""
+    try:
+        return ExpectedRef.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _count(text: str) -> int:
@@ -212,6 +221,14 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             "--prompt",
             action="store_true",
             help="also show the exact prompt an LLM would get: the top-k windows, cited, and the question",
+        )
+        parser.add_argument(
+            "--expect",
+            type=_expected_ref,
+            action="append",
+            default=[],
+            metavar="PATH[::SYMBOL]",
+            help="the answer you expect (repeatable): its rank is reported (in both rankings with --vs)",
         )
         parser.add_argument(
             "--vs",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +20,12 @@ from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
 from raglens.corpus import Corpus, CorpusOptions
 from raglens.diagnostics.coverage import token_counter_for
+from raglens.diagnostics.evaluation import resolve_expected
+from raglens.diagnostics.golden import ExpectedRef
 from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
+from raglens.diagnostics.symbols import Definition
 from raglens.embedding import Embedder, runs_on_cpu
 from raglens.embedding_events import EngineInfo, ModelChoice
 from raglens.engine import Engines
@@ -86,9 +89,18 @@ def model_choice(args: argparse.Namespace) -> ModelChoice:
 
 
 def prepare_index(
-    args: argparse.Namespace, params: WindowParams, narrator: Narrator, stderr: Console
+    args: argparse.Namespace,
+    params: WindowParams,
+    narrator: Narrator,
+    stderr: Console,
+    *,
+    check_corpus: Callable[[Corpus], object] | None = None,
 ) -> PreparedIndex:
-    """Read the corpus, open the engines the model needs (none for cached windows), and fill the index."""
+    """Read the corpus, open the engines the model needs (none for cached windows), and fill the index.
+
+    ``check_corpus`` runs on the corpus as soon as it is read, so input that names what the corpus
+    does not have fails before any model loads.
+    """
     if args.k <= 0:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
     choice = model_choice(args)
@@ -97,6 +109,8 @@ def prepare_index(
     if note is not None:
         stderr.print(f"raglens: note: {note}", markup=False)
     corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
+    if check_corpus is not None:
+        check_corpus(corpus)
     with contextlib.ExitStack() as stack:
         cache = (
             None if args.no_cache else stack.enter_context(VectorCache.open(cache_dir_named(args.cache_dir)))
@@ -164,8 +178,15 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
 
     json_mode = bool(getattr(args, "json", False))
     b = config_b(args, params)  # a bad --vs fails here, before anything loads
+    resolved: list[dict[ExpectedRef, tuple[Definition, ...]]] = []
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
-        prepared = prepare_index(args, params, narrator, stderr)
+        prepared = prepare_index(
+            args,
+            params,
+            narrator,
+            stderr,
+            check_corpus=lambda corpus: resolved.append(resolve_expected(args.expect, corpus.texts())),
+        )
         corpus, embedder, index, cache_use = (
             prepared.corpus,
             prepared.embedder,
@@ -175,10 +196,11 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         result = search_index(index, embedder, args.query, args.k)
         noise = measure_noise_floor(index, embedder.encode_query)
         texts = corpus.texts()
-        diagnostics = diagnose_query(args.query, result, args.k, texts, index.windows, noise)
+        expected = resolved[0] if args.expect else None
+        diagnostics = diagnose_query(args.query, result, args.k, texts, index.windows, noise, expected)
         prompt = prompt_preview(args, args.query, result, texts) if args.prompt else None
         prepared.engines.export_if_wanted()
-        versus = rank_versus(args, b, prepared, result, narrator, stderr) if b is not None else None
+        versus = rank_versus(args, b, prepared, result, expected, narrator, stderr) if b is not None else None
     if json_mode:
         document = search_document(
             query=args.query,

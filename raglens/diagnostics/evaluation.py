@@ -198,32 +198,41 @@ def resolve_refs(
     cases: Sequence[GoldenCase], texts: Mapping[str, str]
 ) -> dict[ExpectedRef, tuple[Definition, ...]]:
     """Each expected ref's definitions (none for a whole file); an error listing every unknown one."""
+    named = [(f"line {case.line}", ref) for case in cases for ref in case.expect]
+    return _resolve(named, texts, "the golden set")
+
+
+def resolve_expected(
+    refs: Sequence[ExpectedRef], texts: Mapping[str, str]
+) -> dict[ExpectedRef, tuple[Definition, ...]]:
+    """``--expect`` refs' definitions, or one error listing every ref this corpus does not have."""
+    return _resolve([("--expect", ref) for ref in refs], texts, "--expect")
+
+
+def _resolve(
+    named: Sequence[tuple[str, ExpectedRef]], texts: Mapping[str, str], source: str
+) -> dict[ExpectedRef, tuple[Definition, ...]]:
     definitions: dict[str, list[Definition]] = {}
     resolved: dict[ExpectedRef, tuple[Definition, ...]] = {}
     problems = []
-    for case in cases:
-        for ref in case.expect:
-            if ref in resolved:
-                continue
-            if ref.path not in texts:
-                problems.append(
-                    f"line {case.line}: {printable_name(ref.path)} is not an indexed file of this corpus"
-                )
-                continue
-            if ref.symbol is None:
-                resolved[ref] = ()
-                continue
-            if ref.path not in definitions:
-                definitions[ref.path] = find_definitions(ref.path, texts[ref.path])
-            matching = _matching_definitions(definitions[ref.path], ref.symbol)
-            if not matching:
-                problems.append(f"line {case.line}: no definition of {ref.symbol} found in {ref.path}")
-                continue
-            resolved[ref] = matching
+    for where, ref in named:
+        if ref in resolved:
+            continue
+        if ref.path not in texts:
+            problems.append(f"{where}: {printable_name(ref.path)} is not an indexed file of this corpus")
+            continue
+        if ref.symbol is None:
+            resolved[ref] = ()
+            continue
+        if ref.path not in definitions:
+            definitions[ref.path] = find_definitions(ref.path, texts[ref.path])
+        matching = _matching_definitions(definitions[ref.path], ref.symbol)
+        if not matching:
+            problems.append(f"{where}: no definition of {ref.symbol} found in {ref.path}")
+            continue
+        resolved[ref] = matching
     if problems:
-        raise BadInputError(
-            "the golden set names what this corpus does not have:\n  " + "\n  ".join(problems)
-        )
+        raise BadInputError(f"{source} names what this corpus does not have:\n  " + "\n  ".join(problems))
     return resolved
 
 

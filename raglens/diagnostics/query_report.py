@@ -83,13 +83,14 @@ def diagnose_query(
         lexical,
         straddles,
         identifier,
-        tuple(_expected_ranks(result, windows, expected or {})),
+        tuple(expected_ranks(result, windows, expected or {})),
     )
 
 
-def _expected_ranks(
+def expected_ranks(
     result: SearchResult, windows: Sequence[Window], expected: Mapping[ExpectedRef, Sequence[Definition]]
 ) -> list[ExpectedRank]:
+    """Where each expected answer ranks in ``result``: the best rank of a window answering it."""
     if not expected:
         return []  # the usual case, on every keystroke's ranking
     ranked = result.ranked_rows.tolist()

@@ -4,6 +4,8 @@ and every hit's rank in the other ranking follows its text there."""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,3 +152,91 @@ def test_vs_max_seq_length_512_reads_the_whole_window_as_sentence_transformers_d
             hit["rank_in_other"]
             == ranks[next(r for r, w in enumerate(windows) if w.citation == hit["citation"])]
         )
+
+
+@pytest.fixture
+def cls_pooled_model(tmp_path: Path) -> Path:
+    """A second model built here, with nothing downloaded: the bundled one with CLS pooling."""
+    source = default_model_path()
+    folder = tmp_path / "minilm-cls"
+    for path in source.rglob("*"):
+        target = folder / path.relative_to(source)
+        if path.is_dir():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.name == "model.safetensors":
+            target.symlink_to(path)  # 87 MB: read in place
+        else:
+            shutil.copyfile(path, target)
+    pooling = folder / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text(encoding="utf-8"))
+    config.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
+    pooling.write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.model
+def test_vs_another_model_folder_ranks_as_that_model_does(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    real_embedder: SentenceTransformerEmbedder,
+    cls_pooled_model: Path,
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    opened = Engines._open_model
+    monkeypatch.setattr(
+        Engines,
+        "_open_model",
+        lambda engines: real_embedder if engines.choice.model is None else opened(engines),
+    )
+    document = search_json(capsys, "--vs", f"model={cls_pooled_model}")
+    versus = document["vs"]
+    assert versus["model"]["name"] == "minilm-cls"
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    texts = corpus.texts()
+    windows = cut_corpus(corpus, WindowParams())
+    reference = SentenceTransformer(str(cls_pooled_model), device="cpu")
+    vectors = reference.encode([w.text_in(texts[w.path]) for w in windows], normalize_embeddings=True)
+    scores = naive_rag(windows, texts, vectors, reference.encode([QUERY], normalize_embeddings=True)[0])
+    ranks = reference_ranks(scores)
+    expected = sorted(range(len(windows)), key=lambda row: ranks[row])[:5]
+    assert [hit["citation"] for hit in versus["hits"]] == [windows[row].citation for row in expected]
+    assert [hit["score"] for hit in versus["hits"]] == pytest.approx(
+        [float(scores[row]) for row in expected], abs=1e-4
+    )
+    assert [hit["citation"] for hit in versus["hits"]] != [hit["citation"] for hit in document["hits"]] or [
+        hit["score"] for hit in versus["hits"]
+    ] != [hit["score"] for hit in document["hits"]], "CLS pooling ranks differently from mean pooling"
+
+
+def test_expect_reports_where_the_answer_ranks_in_a_and_in_b(capsys: pytest.CaptureFixture[str]) -> None:
+    document = search_json(capsys, *FAKE, "--vs", "size=500,overlap=50", "--expect", "docs/retries.md")
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    texts = corpus.texts()
+    embedder = HashingEmbedder()
+    query = embedder.encode_query(QUERY)
+    best = []
+    for params in (WindowParams(Unit.CHARS, 1000, 200), WindowParams(Unit.CHARS, 500, 50)):
+        windows = cut_corpus(corpus, params)
+        ranks = reference_ranks(
+            naive_rag(windows, texts, embedder.encode([w.text_in(texts[w.path]) for w in windows]), query)
+        )
+        best.append(min(rank for rank, w in zip(ranks, windows, strict=True) if w.path == "docs/retries.md"))
+    assert document["diagnostics"]["expected"] == [{"ref": "docs/retries.md", "rank": best[0]}]
+    assert document["vs"]["expected"] == [{"ref": "docs/retries.md", "rank_a": best[0], "rank_b": best[1]}]
+
+
+def test_an_expected_answer_the_corpus_lacks_fails_before_any_window_is_embedded(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from raglens.cli import searching
+
+    monkeypatch.setattr(searching, "build_index", lambda *a, **kw: pytest.fail("windows were embedded"))
+    with pytest.raises(SystemExit) as usage:  # argparse's own exit for a malformed value
+        main(["search", str(SAMPLE_CORPUS), QUERY, *FAKE, "-q", "--expect", "x::"])
+    err = capsys.readouterr().err
+    assert usage.value.code == 2 and "'x::' has '::' but no symbol" in err, err
+    code = main(["search", str(SAMPLE_CORPUS), QUERY, *FAKE, "-q", "--expect", "docs/nope.md"])
+    err = capsys.readouterr().err
+    assert code == 2 and "docs/nope.md is not an indexed file of this corpus" in err, err

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from raglens.diagnostics.lexical import (
@@ -58,6 +58,8 @@ class CutSpan:
     label: str
     query: str
     """The question it answers: its docstring's or its own first sentence."""
+    largest_share: float = 1.0
+    """The most of it any one window holds: near 0.5 is an even cut, near 1 a trimmed tail."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,8 @@ class ProbePlan:
     symbol: Definition | None
     """The identifier the exact-symbol probe asks for; None when the corpus defines none that fits."""
     cut_spans: tuple[CutSpan, ...]
-    """Every cut definition, then every cut paragraph; the straddle probe asks the first."""
+    """Every cut definition, then every cut paragraph, each group most evenly cut first; the straddle
+    probe asks the first."""
 
     def queries(self, user_queries: Sequence[str] = ()) -> list[str]:
         """Every query :func:`run_probes` will rank, so a caller can embed them all first."""
@@ -281,12 +284,22 @@ def _cut_spans(
     for window in windows:
         by_path.setdefault(window.path, []).append(window)
 
-    def is_cut(span: CutSpan) -> bool:
+    def largest_share(span: CutSpan) -> float | None:
+        """The most of ``span`` one window holds, when the grid cuts it (None: one window holds it all)."""
         own = by_path.get(span.path, [])
         holding = [w for w in own if w.start < span.end and span.start < w.end]
-        return len(holding) >= 2 and not any(w.start <= span.start and span.end <= w.end for w in holding)
+        if len(holding) < 2 or any(w.start <= span.start and span.end <= w.end for w in holding):
+            return None
+        length = span.end - span.start
+        return max(min(w.end, span.end) - max(w.start, span.start) for w in holding) / length
 
-    return [span for span in found if span.end - span.start <= longest and is_cut(span)]
+    cut = []
+    for order, span in enumerate(found):
+        share = largest_share(span) if span.end - span.start <= longest else None
+        if share is not None:
+            cut.append((span.label == "a paragraph", share, order, replace(span, largest_share=share)))
+    # The most evenly cut first: a definition whose last 14 characters spill over is a weak example.
+    return [span for *_, span in sorted(cut)]
 
 
 def probe_straddle(context: ProbeContext) -> ProbeResult:
@@ -311,7 +324,8 @@ def probe_straddle(context: ProbeContext) -> ProbeResult:
     lines = [
         f"{span.label.capitalize()} at {span.path}:L{first_span_line}-L{last_span_line} is "
         f"{span.end - span.start} characters, short enough for one window, but the grid cuts it across "
-        f"{len(rows)} windows (the first starts at line {first_line}).",
+        f"{len(rows)} windows (the first starts at line {first_line}); no window holds more than "
+        f"{span.largest_share:.0%} of it.",
         f"Asked {span.query!r}; the parts came back: " + "; ".join(_place(w) for w in watched) + ".",
         "No single hit carries the whole answer: an LLM given the top k sees a fragment, or two "
         "fragments it must join. Overlap only helps when the answer is shorter than the overlap.",

@@ -221,3 +221,28 @@ def test_the_straddle_probe_numbers_lines_as_citations_do_lone_cr_included(make_
     result = probe_straddle(context)
     assert result.queries, "the paragraph is cut by the 400/40 grid"
     assert "A paragraph at notes.md:L5-L5 is" in result.explanation[0], result.explanation[0]
+
+
+def test_the_straddle_probe_asks_about_the_most_evenly_cut_span_first() -> None:
+    """On click the first cut definition lost only its last 14 characters: a weak example."""
+    from raglens.corpus import CorpusOptions, load_corpus
+    from raglens.diagnostics.probes import plan_probes
+    from raglens.windows import Unit, WindowParams, cut_corpus
+    from tests.conftest import SAMPLE_CORPUS
+
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    texts = corpus.texts()
+    windows = cut_corpus(corpus, WindowParams(Unit.CHARS, 400, 50))
+    spans = plan_probes(texts, windows).cut_spans
+    assert len(spans) >= 3
+    for span in spans:  # the share worked out again: the most of the span one window holds
+        own = [w for w in windows if w.path == span.path and w.start < span.end and span.start < w.end]
+        most = max(min(w.end, span.end) - max(w.start, span.start) for w in own)
+        assert span.largest_share == pytest.approx(most / (span.end - span.start))
+        assert 0 < span.largest_share < 1
+    definitions = [s for s in spans if s.label != "a paragraph"]
+    paragraphs = [s for s in spans if s.label == "a paragraph"]
+    assert list(spans) == definitions + paragraphs
+    for group in (definitions, paragraphs):
+        shares = [s.largest_share for s in group]
+        assert shares == sorted(shares)

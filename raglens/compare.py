@@ -68,15 +68,17 @@ class WindowsByFile:
 def ranks_in_other(
     hits: Sequence[Hit], other_windows: Sequence[Window], other: SearchResult
 ) -> list[int | None]:
-    """For each hit, the best rank in ``other`` (a full ranking) of a window holding part of its text."""
-    if other.ranked_count != other.window_count:
-        raise ValueError("the other ranking must cover every window")
-    ranks = full_ranks(_scores_by_row(other))
+    """For each hit, the best rank in ``other`` of a window holding part of its text.
+
+    ``other`` may cover only the windows embedded so far (the explorer ranks while it indexes):
+    ranks are then among those, and a hit whose text no ranked window holds has None.
+    """
+    ranks = _ranks_by_row(other)
     by_file = WindowsByFile(other_windows)
     found: list[int | None] = []
     for hit in hits:
         window = hit.window
-        rows = by_file.overlapping(window.path, window.start, window.end)
+        rows = [row for row in by_file.overlapping(window.path, window.start, window.end) if ranks[row] > 0]
         same = [
             row
             for row in rows
@@ -87,10 +89,12 @@ def ranks_in_other(
     return found
 
 
-def _scores_by_row(result: SearchResult) -> np.ndarray:
-    scores = np.empty(result.window_count, dtype=np.float32)
-    scores[result.ranked_rows] = result.scores
-    return scores
+def _ranks_by_row(result: SearchResult) -> np.ndarray:
+    """The rank of every row of the index (0 for a row not ranked), ties in corpus order."""
+    ranks = np.zeros(result.window_count, dtype=np.int64)
+    order = np.argsort(result.ranked_rows, kind="stable")  # corpus order, so full_ranks breaks ties by row
+    ranks[result.ranked_rows[order]] = full_ranks(result.scores[order])
+    return ranks
 
 
 @dataclass(frozen=True)

@@ -56,10 +56,12 @@ from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
 from raglens.ui.terminal_watch import watch_terminal
+from raglens.ui.versus_actions import VersusActions
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.pipeline_log import PipelineLog
 from raglens.ui.widgets.score_strip import ScoreStrip
+from raglens.ui.widgets.versus_hits import VersusHits
 from raglens.ui.widgets.window_view import WindowView
 from raglens.windows import Window, WindowParams
 
@@ -96,7 +98,7 @@ RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
 
 
-class RaglensApp(Navigation, LabActions):
+class RaglensApp(Navigation, LabActions, VersusActions):
     """Runs rung-1 naive RAG on one folder and shows every step of it."""
 
     CSS_PATH = "raglens.tcss"
@@ -107,8 +109,8 @@ class RaglensApp(Navigation, LabActions):
     BINDINGS = [
         Binding("slash", "focus_query", "query"),
         Binding("t", "focus_tree", "files"),
-        Binding("n", "next_window", "next window"),
-        Binding("p", "previous_window", "prev window"),
+        Binding("n", "next_window", "next"),
+        Binding("p", "previous_window", "prev"),
         Binding("plus,equals_sign", "change_k(1)", "k+1", show=False),
         Binding("minus", "change_k(-1)", "k-1", show=False),
         Binding("w", "settings", "windows"),
@@ -123,6 +125,7 @@ class RaglensApp(Navigation, LabActions):
         Binding("g", "save_case", "save case", show=False),
         Binding("c", "prompt_preview", "prompt"),
         Binding("f", "failure_lab", "failure lab"),
+        Binding("v", "versus", "versus"),
         Binding("question_mark,f1", "help", "help"),
         Binding("escape", "leave_query", "letter keys"),
         Binding("q", "quit", "quit"),
@@ -195,6 +198,8 @@ class RaglensApp(Navigation, LabActions):
                 with VerticalScroll(id="strip-scroll"):
                     yield ScoreStrip(id="score-strip")
                 yield HitList(id="hit-list")
+                with VerticalScroll(id="versus-scroll"):
+                    yield VersusHits(id="versus-hits")
         with Horizontal(id="status-row"):
             yield Static(id="status")
             yield ProgressBar(total=None, show_eta=False, id="progress")
@@ -254,6 +259,9 @@ class RaglensApp(Navigation, LabActions):
         process, self._process = self._process, None
         if process is not None:
             process.close(timeout=SHUTDOWN_GRACE_S / 2)
+        versus, self.versus = self.versus, None
+        if versus is not None:
+            versus.process.close(timeout=SHUTDOWN_GRACE_S / 2)
         os._exit(HANGUP_EXIT_CODE)
 
     def _settle_heap(self) -> None:
@@ -273,6 +281,9 @@ class RaglensApp(Navigation, LabActions):
         process, self._process = self._process, None
         if process is not None:
             process.close(timeout=2)
+        versus, self.versus = self.versus, None
+        if versus is not None:
+            versus.close()
 
     # Workers: each wraps one core call and only posts messages.
 
@@ -359,6 +370,7 @@ class RaglensApp(Navigation, LabActions):
         self._pending_windows = message
         self._refresh_status()
         self._start_embedding()
+        self.versus_corpus_changed(message.corpus)
         self.call_after_refresh(self._settle_heap)
         # After the corpus is painted: a Python-heavy thread during that paint doubles it (the GIL).
         self.call_after_refresh(self.warm_up_highlighting, [source.path for source in message.corpus.files])
@@ -629,6 +641,7 @@ class RaglensApp(Navigation, LabActions):
             self.show_file(*self._shown, scroll=False)
         await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
         self.shown_query = message.query
+        self.rank_versus_now()  # B follows A's question
 
     @on(Input.Changed, "#query")
     def query_changed(self, event: Input.Changed) -> None:

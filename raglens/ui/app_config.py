@@ -40,12 +40,19 @@ class AppConfig:
     """Where a worker's traceback is appended when it fails; None keeps it to the notification."""
     golden_path: str | None = None
     """The golden JSONL file ``g`` appends cases to; None: one per corpus in the user data folder."""
+    max_seq_length: int | None = None
+    """Tokens of each window the model reads; None: the model's own limit."""
 
     @property
     def choice(self) -> ModelChoice:
         """The model to run and how, as the embedding process takes it."""
         return ModelChoice(
-            self.model, self.device, choose_precision(self.precision), self.offline, self.embedder_factory
+            self.model,
+            self.device,
+            choose_precision(self.precision),
+            self.offline,
+            self.embedder_factory,
+            self.max_seq_length,
         )
 
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.errors import RaglensError
     from raglens.search import SearchResult
+    from raglens.ui.versus_run import VersusRanking
     from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import Window, WindowParams
 
@@ -179,3 +180,32 @@ def while_shown(handler: HandlerT) -> HandlerT:
         return handler(app, message)
 
     return cast(HandlerT, guarded)
+
+
+# Configuration B (``v``): its own process's events and rankings, tagged with which B they are for.
+
+
+class VersusWindowsCut(Message):
+    """B's windows were cut from the corpus."""
+
+    def __init__(self, generation: int, windows: list[Window], texts: list[str]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.windows = windows
+        self.texts = texts
+
+
+@dataclass
+class VersusEvent(Message):
+    """An event of B's embedding process (the same events as A's, handled apart)."""
+
+    generation: int
+    event: ProcessEvent
+
+
+@dataclass
+class VersusRanked(Message):
+    """B ranked the standing question, and each side's hits were followed into the other."""
+
+    generation: int
+    ranking: VersusRanking

@@ -152,3 +152,20 @@ def test_findings_have_room(snap_compare: Any, state: str, size: str) -> None:
         await steady(pilot)
 
     assert snap_compare(app, terminal_size=ROOMY_SIZES[size], run_before=run_before)
+
+
+@pytest.mark.parametrize("size", list(ROOMY_SIZES))
+def test_configuration_b_under_a(snap_compare: Any, size: str) -> None:
+    """``v`` with 500/50 windows: B's hits and their movement under A's."""
+    from tests.ui.test_versus import b_complete, open_b
+
+    app = snapshot_app(query=QUERY)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: fully_ranked(app, 5) and noise_band_drawn(app), "the hits")
+        await open_b(app, pilot, "500", "50")
+        await wait_until(pilot, lambda: b_complete(app), "B ranked over all its windows")
+        await pilot.pause()
+        await steady(pilot)
+
+    assert snap_compare(app, terminal_size=ROOMY_SIZES[size], run_before=run_before)

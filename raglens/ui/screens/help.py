@@ -34,6 +34,9 @@ Keys
   g        append the query and the pinned answers to the golden file (JSONL, for raglens eval)
   c        the prompt an LLM would get: the top-k windows, cited, and the question, with its size
   f        the failure lab: exact symbol, cut answer, other languages, unanswerable questions
+  v        compare with configuration B (other windows, model or token limit): B embeds in a
+           process of its own and ranks the same question under A's hits, each hit with how it
+           moved (↑2, gone (B #14), new (A #9)); v again changes B or stops comparing
   ctrl+p   command palette            ?  f1   this help        q  ctrl+c   quit
 
 Window view

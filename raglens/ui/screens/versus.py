@@ -1,0 +1,116 @@
+"""The ``v`` screen: configuration B — window unit, size, overlap, model and token limit — beside A."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static
+
+from raglens.configuration import RetrievalConfig, parse_vs
+from raglens.errors import BadInputError
+from raglens.windows import Unit
+
+
+@dataclass(frozen=True)
+class VersusChoice:
+    """What the form closed with: a configuration B, or None to stop comparing."""
+
+    config: RetrievalConfig | None
+
+
+def spec_from_form(unit: str, size: str, overlap: str, model: str, max_seq_length: str) -> str:
+    """The form's fields as a ``--vs`` spec: the same parsing and the same messages as the CLI."""
+    pairs = [f"unit={unit.strip()}", f"size={size.strip()}", f"overlap={overlap.strip()}"]
+    if model.strip():
+        pairs.append(f"model={model.strip()}")
+    if max_seq_length.strip():
+        pairs.append(f"max_seq_length={max_seq_length.strip()}")
+    return ",".join(pairs)
+
+
+class VersusScreen(ModalScreen[VersusChoice | None]):
+    """A form prefilled with B (or A, the first time); Compare applies it, Escape leaves things be."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, a: RetrievalConfig, current: RetrievalConfig | None) -> None:
+        super().__init__()
+        self._a = a
+        self._current = current
+
+    def compose(self) -> ComposeResult:
+        shown = self._current or self._a
+        params = shown.params
+        with Vertical(id="versus-box") as box:
+            box.border_title = "Compare with configuration B"
+            yield Static(Text("A: " + self._a.describe(), style="dim"), id="versus-a")
+            with Horizontal(classes="settings-row"):
+                yield Label("unit")
+                yield Select(
+                    [(u.value, u.value) for u in Unit],
+                    value=params.unit.value,
+                    allow_blank=False,
+                    id="versus-unit",
+                )
+            fields = (
+                ("size", "versus-size", str(params.size), ""),
+                ("overlap", "versus-overlap", str(params.overlap), ""),
+                ("model", "versus-model", shown.model or "", "the bundled all-MiniLM-L6-v2"),
+                (
+                    "tokens",
+                    "versus-tokens",
+                    "" if shown.max_seq_length is None else str(shown.max_seq_length),
+                    "the model's own (MiniLM: 256, up to 512)",
+                ),
+            )
+            for label, field, value, placeholder in fields:
+                with Horizontal(classes="settings-row"):
+                    yield Label(label)
+                    yield Input(value, placeholder=placeholder, id=field)
+            yield Static("", id="versus-error")
+            with Horizontal(id="settings-buttons"):
+                yield Button("Compare", variant="primary", id="versus-apply")
+                if self._current is not None:
+                    yield Button("Stop comparing", id="versus-stop")
+                yield Button("Cancel", id="versus-cancel")
+
+    def _spec(self) -> str:
+        return spec_from_form(
+            str(self.query_one("#versus-unit", Select).value),
+            self.query_one("#versus-size", Input).value,
+            self.query_one("#versus-overlap", Input).value,
+            self.query_one("#versus-model", Input).value,
+            self.query_one("#versus-tokens", Input).value,
+        )
+
+    @on(Button.Pressed, "#versus-apply")
+    @on(Input.Submitted)
+    def apply(self) -> None:
+        try:
+            config = parse_vs(self._spec(), self._a)
+        except BadInputError as error:
+            self.query_one("#versus-error", Static).update(Text(str(error), style="bold red"))
+            return
+        if config == self._a:
+            self.query_one("#versus-error", Static).update(
+                Text(
+                    "B is the same as A: change a window setting, the model or its token limit",
+                    style="bold red",
+                )
+            )
+            return
+        self.dismiss(VersusChoice(config))
+
+    @on(Button.Pressed, "#versus-stop")
+    def stop(self) -> None:
+        self.dismiss(VersusChoice(None))
+
+    @on(Button.Pressed, "#versus-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

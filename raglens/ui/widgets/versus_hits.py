@@ -1,0 +1,89 @@
+"""Configuration B's hits under A's: each with its score, citation and how it moved from A."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.geometry import Size
+from textual.widgets import Static
+
+from raglens.display import fit_citation, similarity_bar
+from raglens.printable import printable, printable_name
+
+if TYPE_CHECKING:
+    from raglens.ui.versus_run import VersusRanking
+
+BAR_WIDTH = 10
+BAR_FROM = 60
+"""Columns from which each hit has a similarity bar; a narrower pane keeps the citation whole instead."""
+
+
+def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | None) -> Text:
+    """B's title, its top k with their movement from A, where A's hits went, and pinned answers."""
+    text = Text(printable(title), style="bold magenta")
+    if ranking is None:
+        text.append("\nranked once a question is asked and B's model is ready", style="dim")
+        return text
+    result, comparison = ranking.result, ranking.comparison
+    if result.ranked_count < result.window_count:
+        text.append(f"\nranked over {result.ranked_count} of {result.window_count} windows", style="yellow")
+    shared = f"{comparison.shared} of A's {len(comparison.a)} hits"
+    text.append(f"\ntop-{k} overlap: {shared} have their text in B's top {k}", style="dim")
+    for hit, movement in zip(result.hits, comparison.b, strict=True):
+        line = Text(f"\n{hit.rank:>2} ", style="bold")
+        line.append(f"{hit.score:.3f} ", style="bold cyan")
+        if width is None or width >= BAR_FROM:
+            line.append(similarity_bar(hit.score, BAR_WIDTH) + " ", style="cyan")
+        moved = movement.describe(k, side="b")
+        window = hit.window
+        line_range = f":L{window.line_start}-L{window.line_end}"
+        room = None if width is None else max(width - line.cell_len - len(moved) - 2, 1)
+        path = printable_name(window.path)
+        citation = path + line_range if room is None else fit_citation(path, line_range, room)
+        line.append(citation, style="green")
+        line.append(f"  {moved}", style="magenta")
+        text.append_text(line)
+    moves = " · ".join(f"{m.rank} {m.describe(k, side='a')}" for m in comparison.a)
+    text.append(f"\nA's hits in B: {moves}", style="dim")
+    for label, rank_a, rank_b in ranking.expected:
+        a = "nowhere" if rank_a is None else f"#{rank_a}"
+        b = "nowhere" if rank_b is None else f"#{rank_b}"
+        text.append(printable_name(f"\nexpected {label}: A {a} → B {b}"), style="bold")
+    return text
+
+
+class VersusHits(Static):
+    """B's side of the comparison; hidden until ``v`` starts one.
+
+    Laid out for the width being measured, as the score strip is: the citations are fitted to it.
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: tuple[str, VersusRanking | None, int] | None = None
+
+    @property
+    def ranking(self) -> VersusRanking | None:
+        return self._shown[1] if self._shown is not None else None
+
+    def show(self, title: str, ranking: VersusRanking | None, k: int) -> None:
+        self._shown = (title, ranking, k)
+        self.display = True
+        self.refresh(layout=True)
+
+    def clear(self) -> None:
+        self._shown = None
+        self.display = False
+        self.refresh(layout=True)
+
+    def _text(self, width: int | None) -> Text:
+        return versus_text(*self._shown, width=width) if self._shown is not None else Text()
+
+    def render(self) -> Text:
+        return self._text(self.size.width or None)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self._shown is None or not width:
+            return 0
+        return len(self._text(width).wrap(self.app.console, width))

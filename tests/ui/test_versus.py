@@ -1,0 +1,145 @@
+"""The ``v`` key: configuration B embedded by its own process, ranked as an independent naive RAG run
+with B's windows would, under A's hits, and stopped with its process."""
+
+from __future__ import annotations
+
+import numpy as np
+from textual.widgets import Input, Static
+
+from raglens.corpus import CorpusOptions, load_corpus
+from raglens.ui.app import RaglensApp
+from raglens.ui.screens.versus import VersusScreen
+from raglens.ui.widgets.versus_hits import VersusHits
+from raglens.windows import Unit, Window, WindowParams, cut_corpus
+from tests.conftest import SAMPLE_CORPUS
+from tests.fakes import HashingEmbedder
+from tests.ui.conftest import fully_ranked, make_app, screen_shown, wait_until
+
+QUERY = "how are failed jobs retried with backoff"
+
+
+def reference(params: WindowParams) -> tuple[list[Window], list[int]]:
+    """B's windows and each one's rank for QUERY, by brute force with the same fake model."""
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    texts = corpus.texts()
+    windows = cut_corpus(corpus, params)
+    embedder = HashingEmbedder()
+    scores = embedder.encode([w.text_in(texts[w.path]) for w in windows]) @ embedder.encode_query(QUERY)
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    ranks = [0] * len(windows)
+    for rank, row in enumerate(order, 1):
+        ranks[int(row)] = rank
+    return windows, ranks
+
+
+async def open_b(app: RaglensApp, pilot, size: str, overlap: str) -> None:  # type: ignore[no-untyped-def]
+    app.action_leave_query()
+    await pilot.press("v")
+    await wait_until(pilot, lambda: screen_shown(app, VersusScreen, "#versus-tokens"), "the B form")
+    app.screen.query_one("#versus-size", Input).value = size
+    app.screen.query_one("#versus-overlap", Input).value = overlap
+    app.screen.query_one("#versus-tokens", Input).focus()
+    await pilot.press("enter")
+
+
+def b_complete(app: RaglensApp) -> bool:
+    run = app.versus
+    return (
+        run is not None
+        and run.ranking is not None
+        and run.ranking.query == app.shown_query
+        and run.ranking.result.ranked_count == run.ranking.result.window_count
+        and app.query_one(VersusHits).ranking is run.ranking
+    )
+
+
+async def test_b_ranks_as_an_independent_run_with_its_windows_and_follows_a_hits() -> None:
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
+        await open_b(app, pilot, "500", "50")
+        await wait_until(pilot, lambda: b_complete(app), "B ranked over all its windows")
+        run = app.versus
+        assert run is not None and run.ranking is not None
+        windows, ranks = reference(WindowParams(Unit.CHARS, 500, 50))
+        expected = sorted(range(len(windows)), key=lambda row: ranks[row])[:5]
+        assert [hit.window.citation for hit in run.ranking.result.hits] == [
+            windows[r].citation for r in expected
+        ]
+        for hit, movement in zip(app.last_result.hits, run.ranking.comparison.a, strict=True):  # type: ignore[union-attr]
+            window = hit.window
+            over = [
+                ranks[row]
+                for row, other in enumerate(windows)
+                if other.path == window.path and other.start < window.end and window.start < other.end
+            ]
+            assert movement.rank_in_other == min(over)
+        shown = str(app.query_one(VersusHits).render())
+        assert shown.startswith("B · 500/50 chars") and "top-5 overlap" in shown
+        for hit in run.ranking.result.hits:
+            assert hit.window.citation in shown
+        b_pid = run.process.pid
+    assert not _alive(b_pid), "B's process ends with the app"
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_b_the_same_as_a_or_impossible_is_refused_in_the_form() -> None:
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
+        await open_b(app, pilot, "500", "900")
+        error = app.screen.query_one("#versus-error", Static)
+        await wait_until(pilot, lambda: "smaller" in str(error.render()), "the overlap refused")
+        app.screen.query_one("#versus-size", Input).value = "1000"
+        app.screen.query_one("#versus-overlap", Input).value = "200"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "the same as A" in str(error.render()), "B = A refused")
+        assert app.versus is None and isinstance(app.screen, VersusScreen)
+
+
+async def test_stop_comparing_ends_b_and_its_process() -> None:
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
+        await open_b(app, pilot, "600", "100")
+        await wait_until(pilot, lambda: b_complete(app), "B ranked")
+        run = app.versus
+        assert run is not None
+        await pilot.press("v")
+        await wait_until(pilot, lambda: screen_shown(app, VersusScreen, "#versus-stop"), "the form with stop")
+        await pilot.click("#versus-stop")
+        await wait_until(pilot, lambda: app.versus is None, "B stopped")
+        assert not app.query_one(VersusHits).display
+        await wait_until(pilot, lambda: not run.process.is_alive(), "B's process ended")
+
+
+async def test_a_pinned_answer_shows_its_rank_in_a_and_in_b() -> None:
+    from raglens.diagnostics.golden import ExpectedRef
+
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
+        app.pinned[ExpectedRef.parse("docs/retries.md")] = ()  # as the pin screen leaves a whole-file pin
+        await open_b(app, pilot, "500", "50")
+        await wait_until(pilot, lambda: b_complete(app), "B ranked")
+        run = app.versus
+        assert run is not None and run.ranking is not None
+        b_windows, b_ranks = reference(WindowParams(Unit.CHARS, 500, 50))
+        a_windows, a_ranks = reference(WindowParams(Unit.CHARS, 1000, 200))
+
+        def best(windows: list[Window], ranks: list[int]) -> int:
+            return min(rank for rank, w in zip(ranks, windows, strict=True) if w.path == "docs/retries.md")
+
+        assert run.ranking.expected == (
+            ("docs/retries.md", best(a_windows, a_ranks), best(b_windows, b_ranks)),
+        )
+        assert "expected docs/retries.md: A #" in str(app.query_one(VersusHits).render())

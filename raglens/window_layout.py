@@ -71,9 +71,12 @@ class FileLayout:
         never_read: Sequence[tuple[int, int]] = (),
         heat: Sequence[float | None] | None = None,
         cut_lines: frozenset[int] = frozenset(),
+        other_starts: frozenset[int] = frozenset(),
     ) -> None:
         self.text = text
         self.cut_lines = cut_lines
+        self.other_starts = other_starts
+        """Lines where a window of another configuration (B) starts: its grid over this one."""
         """Lines shared by two neighbouring windows that both rank: an answer may be cut there."""
         self.heat = tuple(heat) if heat is not None else None
         """One score per window for the current query, to colour the file by; None: heat is off."""

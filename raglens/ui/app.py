@@ -126,6 +126,7 @@ class RaglensApp(Navigation, LabActions, VersusActions):
         Binding("c", "prompt_preview", "prompt"),
         Binding("f", "failure_lab", "failure lab"),
         Binding("v", "versus", "versus"),
+        Binding("o", "versus_overlay", "B's grid", show=False),
         Binding("question_mark,f1", "help", "help"),
         Binding("escape", "leave_query", "letter keys"),
         Binding("q", "quit", "quit"),

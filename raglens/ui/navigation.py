@@ -5,6 +5,7 @@ A mixin of the app; the window view shows what these handlers choose.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,7 @@ class Navigation(App[None]):
     if TYPE_CHECKING:  # provided by the app's other mixins; declared here for the type checker only
 
         def lens_on_file(self, path: str) -> FileLens: ...
+        def versus_starts(self, path: str) -> frozenset[int]: ...
 
     def _file_windows(self, path: str) -> list[Window]:
         rows = self._file_rows.get(path, range(0))
@@ -82,7 +84,7 @@ class Navigation(App[None]):
             extent,
             scroll,
             never_read,
-            self.lens_on_file(path),
+            replace(self.lens_on_file(path), other_starts=self.versus_starts(path)),
             wrap=self.wraps(path),
         )
 

@@ -29,6 +29,7 @@ from raglens.ui.futures import result_unless_cancelled
 from raglens.ui.messages import VersusEvent, VersusRanked, VersusWindowsCut, while_shown
 from raglens.ui.screens.versus import VersusChoice, VersusScreen
 from raglens.ui.versus_run import VersusRanking, VersusRun, config_of
+from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.versus_hits import VersusHits
 
 if TYPE_CHECKING:
@@ -66,10 +67,34 @@ class VersusActions(App[None]):
         """Configuration B, while one is being compared."""
         self._versus_generation = 0
         self._versus_ranked_at = 0.0
+        self.versus_overlay = True
+        """Whether the window view marks where B's windows start (o), while B is compared."""
 
     if TYPE_CHECKING:
 
         def _narrate(self, line: str) -> None: ...
+        def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None: ...
+
+    _shown: tuple[str, int | None] | None
+
+    def versus_starts(self, path: str) -> frozenset[int]:
+        """The lines of ``path`` where B's windows start, while B's grid is laid over A's."""
+        run = self.versus
+        if run is None or not self.versus_overlay or path not in run.file_rows:
+            return frozenset()
+        return frozenset(run.windows[row].line_start for row in run.file_rows[path])
+
+    def action_versus_overlay(self) -> None:
+        """Lay B's window grid over A's in the window view, or take it away."""
+        if self.versus is None:
+            self.notify("o lays configuration B's windows over A's: start B with v first", timeout=4)
+            return
+        self.versus_overlay = not self.versus_overlay
+        self._redraw_file()
+
+    def _redraw_file(self) -> None:
+        if self._shown is not None and self.query("#panes"):
+            self.show_file(*self._shown, scroll=False)
 
     def action_versus(self) -> None:
         """Open the form for configuration B (prefilled with B, or with A the first time)."""
@@ -98,6 +123,8 @@ class VersusActions(App[None]):
             run.close()
         if self.query("#panes"):
             self.query_one(VersusHits).clear()
+            self.query_one(ScoreStrip).show_versus(None)
+            self._redraw_file()
             self.query_one("#right").remove_class("-comparing")
 
     def versus_corpus_changed(self, corpus: Corpus) -> None:
@@ -142,6 +169,7 @@ class VersusActions(App[None]):
     ) -> None:
         from raglens.compare import compare
         from raglens.diagnostics.query_report import expected_ranks
+        from raglens.diagnostics.score_profile import score_profile
         from raglens.search import rank
 
         query_vector = result_unless_cancelled(vector)
@@ -153,7 +181,8 @@ class VersusActions(App[None]):
         in_b = expected_ranks(result, index.windows, pinned) if pinned else []
         expected = tuple((str(a.ref), a.rank, b.rank) for a, b in zip(in_a, in_b, strict=True))
         if not get_current_worker().is_cancelled:
-            self.post_message(VersusRanked(generation, VersusRanking(query, result, comparison, expected)))
+            ranking = VersusRanking(query, result, comparison, score_profile(result.scores, k), expected)
+            self.post_message(VersusRanked(generation, ranking))
 
     # Handlers own B's state.
 
@@ -169,6 +198,7 @@ class VersusActions(App[None]):
         run.windows_cut(message.windows, message.texts)
         self._narrate(f"B: cut into {len(message.windows)} window(s) of {run.config.params.describe()}")
         self._show_versus()
+        self._redraw_file()  # B's grid over the open file
 
     @while_shown
     def on_versus_event(self, message: VersusEvent) -> None:
@@ -240,3 +270,4 @@ class VersusActions(App[None]):
         ranking = run.ranking if run.ranking is not None and run.ranking.query == self.shown_query else None
         self.query_one("#right").add_class("-comparing")
         self.query_one(VersusHits).show(run.describe(), ranking, self.k)
+        self.query_one(ScoreStrip).show_versus(ranking.profile if ranking is not None else None)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from raglens.compare import Comparison
+    from raglens.diagnostics.score_profile import ScoreProfile
     from raglens.embedding_process import EmbeddingProcess
     from raglens.index import VectorIndex
     from raglens.search import SearchResult
@@ -48,6 +49,8 @@ class VersusRanking:
     query: str
     result: SearchResult
     comparison: Comparison
+    profile: ScoreProfile
+    """B's score distribution, drawn under A's in the score strip."""
     expected: tuple[tuple[str, int | None, int | None], ...] = ()
     """Each pinned answer: its label, its rank in A and in B."""
 

@@ -143,3 +143,32 @@ async def test_a_pinned_answer_shows_its_rank_in_a_and_in_b() -> None:
             ("docs/retries.md", best(a_windows, a_ranks), best(b_windows, b_ranks)),
         )
         assert "expected docs/retries.md: A #" in str(app.query_one(VersusHits).render())
+
+
+async def test_b_grid_lies_over_a_file_and_its_distribution_under_a_in_the_strip() -> None:
+    from raglens.ui.widgets.file_lines import FileLines
+    from raglens.ui.widgets.score_strip import ScoreStrip
+
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
+        await open_b(app, pilot, "500", "50")
+        await wait_until(pilot, lambda: b_complete(app), "B ranked")
+        app.show_file("docs/queues.md", 0)
+        await pilot.pause()
+        view = app.query_one(FileLines)
+        layout = view.layout_shown
+        b_windows, _ = reference(WindowParams(Unit.CHARS, 500, 50))
+        starts = {w.line_start for w in b_windows if w.path == "docs/queues.md"}
+        assert layout is not None and layout.other_starts == starts and len(starts) > 1
+        for number in starts - layout.cut_lines:
+            assert view.shown_text(number).split()[1] == "▸", view.shown_text(number)
+        assert "B's grid (o)" in str(app.query_one("#window-header", Static).render())
+        strip = str(app.query_one(ScoreStrip).render()).splitlines()
+        assert any(line.startswith("B ") for line in strip), strip
+        app.action_leave_query()
+        await pilot.press("o")
+        await pilot.pause()
+        layout = view.layout_shown
+        assert layout is not None and not layout.other_starts
+        assert "B's grid" not in str(app.query_one("#window-header", Static).render())

@@ -36,7 +36,9 @@ Keys
   f        the failure lab: exact symbol, cut answer, other languages, unanswerable questions
   v        compare with configuration B (other windows, model or token limit): B embeds in a
            process of its own and ranks the same question under A's hits, each hit with how it
-           moved (↑2, gone (B #14), new (A #9)); v again changes B or stops comparing
+           moved (↑2, gone (B #14), new (A #9)); B's score distribution is drawn under A's in
+           the score strip, and a magenta ▸ in the window view's gutter marks where each of B's
+           windows starts (o hides or shows B's grid); v again changes B or stops comparing
   ctrl+p   command palette            ?  f1   this help        q  ctrl+c   quit
 
 Window view

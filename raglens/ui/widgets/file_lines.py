@@ -35,6 +35,7 @@ BAND_STYLES: dict[Band, Style] = {
 _GUTTER = Style.parse("dim")
 _CURRENT_GUTTER = Style.parse("bold cyan")
 _CUT_GUTTER = Style.parse("bold yellow")
+_OTHER_GUTTER = Style.parse("bold magenta")
 
 
 def widest_line(lines: list[str]) -> int:
@@ -100,6 +101,9 @@ def _gutter(layout: FileLayout, number: int, gutter_width: int, first_row: bool 
     if number in layout.cut_lines:
         gutter.append(label, style=style)
         gutter.append("┆ ", style=_CUT_GUTTER)
+    elif first_row and number in layout.other_starts:
+        gutter.append(label, style=style)
+        gutter.append("▸ ", style=_OTHER_GUTTER)
     else:
         gutter.append(f"{label}│ ", style=style)
     return gutter

@@ -12,6 +12,7 @@ from raglens.printable import printable
 
 if TYPE_CHECKING:  # numpy-backed values; they arrive from the ranking worker
     from raglens.diagnostics.query_report import QueryDiagnostics
+    from raglens.diagnostics.score_profile import ScoreProfile
     from raglens.search import Hit
 
 
@@ -21,12 +22,19 @@ COMPACT_BELOW = 60
 
 
 def strip_text(
-    diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int, *, width: int | None = None
+    diagnostics: QueryDiagnostics,
+    hits: tuple[Hit, ...],
+    k: int,
+    *,
+    width: int | None = None,
+    versus: ScoreProfile | None = None,
 ) -> Text:
     """The histogram with its marks, one line on the scores and noise, then straddles and identity.
 
     The marks' legend follows them only where it fits beside them in ``width`` columns: wrapped onto
     a line of its own it would push the findings below out of the strip (the help explains it).
+    ``versus`` is configuration B's distribution for the same question, drawn under A's on the same
+    axis (in magenta, as B is everywhere).
     """
     from raglens.diagnostics.describe import (
         SCALE_LABELS,
@@ -47,6 +55,11 @@ def strip_text(
     text.append(marks, style="magenta")
     if width is None or len(indent) + len(marks) + len(LEGEND) <= width:
         text.append(LEGEND, style="dim")
+    if versus is not None:
+        text.append("\n" + "B".ljust(len(indent)), style="bold magenta")
+        text.append(distribution_line(versus), style="magenta")
+        text.append("\n" + indent)
+        text.append(marker_line(versus, None), style="magenta")
     compact = width is not None and width < COMPACT_BELOW  # a narrow pane: the findings need the room
     text.append("\n" + describe_profile(diagnostics.profile, k, compact=compact), style="dim")
     text.append("\n" + describe_noise(diagnostics.noise, hits, compact=compact), style="dim")
@@ -71,6 +84,12 @@ class ScoreStrip(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[QueryDiagnostics, tuple[Hit, ...], int] | None = None
+        self._versus: ScoreProfile | None = None
+
+    def show_versus(self, profile: ScoreProfile | None) -> None:
+        """Draw configuration B's distribution for the same question under A's (None: no B)."""
+        self._versus = profile
+        self.refresh(layout=True)
 
     def show_diagnostics(self, diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> None:
         self._shown = (diagnostics, hits, k)
@@ -88,7 +107,9 @@ class ScoreStrip(Static):
         return self._shown is None or self.size.width > 0
 
     def _text(self, width: int | None) -> Text:
-        return strip_text(*self._shown, width=width) if self._shown is not None else Text()
+        if self._shown is None:
+            return Text()
+        return strip_text(*self._shown, width=width, versus=self._versus)
 
     def render(self) -> Text:
         return self._text(self.size.width or None)

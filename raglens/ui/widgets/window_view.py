@@ -31,6 +31,8 @@ class FileLens:
     """The lines two ranking neighbours share: where the answer may be cut."""
     heat_on: bool = False
     """Whether heat mode is on (it may be on before any query has scores to colour by)."""
+    other_starts: frozenset[int] = frozenset()
+    """Lines where a window of configuration B starts, while its grid is laid over A's (o)."""
 
 
 def window_header(
@@ -114,6 +116,11 @@ class WindowView(Widget):
                 header.append("  (no ranked query yet)", style="dim")
         for note in lens.notes:
             header.append("\n" + printable(note), style="yellow")
+        if lens.other_starts:
+            count = len(lens.other_starts)
+            header.append(
+                f"\nB's grid (o): ▸ marks the {count} line(s) where a window of B starts", style="magenta"
+            )
         self.query_one("#window-header", Static).update(header)
         file_lines = self.query_one(FileLines)
         layout = FileLayout(
@@ -125,6 +132,7 @@ class WindowView(Widget):
             never_read=never_read,
             heat=lens.heat,
             cut_lines=lens.cut_lines,
+            other_starts=lens.other_starts,
         )
         file_lines.show_layout(layout, lines=drawn, wrap=wrap)
         if not scroll:

@@ -38,6 +38,8 @@ class VersusScreen(ModalScreen[VersusChoice | None]):
     """A form prefilled with B (or A, the first time); Compare applies it, Escape leaves things be."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
+    AUTO_FOCUS = "#versus-size"
+    """The size is what B most often changes: the form opens on it, its value selected to type over."""
 
     def __init__(self, a: RetrievalConfig, current: RetrievalConfig | None) -> None:
         super().__init__()

@@ -9,10 +9,8 @@ window batches, so a search never waits for the whole index.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import os
-import signal
 import sys
 import threading
 from functools import singledispatchmethod
@@ -39,16 +37,8 @@ from raglens.engine import Engines
 from raglens.errors import RaglensError
 from raglens.fingerprint import fingerprint_model
 from raglens.indexing import IndexBuilder, cached_batch
+from raglens.parent_death import die_with_parent
 from raglens.vector_cache import ModelCache, VectorCache
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies, SIGKILL included; elsewhere pipe EOF does it."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class _Stopped(Exception):
@@ -189,7 +179,7 @@ def _failure_message(error: Exception) -> str:
 
 def main(argv: list[str]) -> int:
     """Serve the parent on the socket whose descriptor is ``argv[0]``."""
-    _die_with_parent()
+    die_with_parent()
     connection = Connection(int(argv[0]))
     server: EmbeddingServer | None = None
     try:

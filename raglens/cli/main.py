@@ -316,6 +316,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(arguments[1:] if command else arguments)
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     headless = command is not None and threading.current_thread() is threading.main_thread()
+    if headless:
+        from raglens.parent_death import die_with_parent_if_asked
+
+        die_with_parent_if_asked()  # a command the explorer runs as its child ends with it
     previous = signal.signal(signal.SIGTERM, _terminate) if headless else None  # the app has its own
     try:
         return _dispatch(command, args, stderr)

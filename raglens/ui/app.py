@@ -33,6 +33,7 @@ from raglens.printable import printable, printable_name
 from raglens.ui.app_config import AppConfig, start_embedding_process
 from raglens.ui.error_log import write_error_log
 from raglens.ui.futures import result_unless_cancelled
+from raglens.ui.grid_actions import GridActions
 from raglens.ui.highlight import warm_up
 from raglens.ui.lab_actions import LabActions
 from raglens.ui.messages import (
@@ -98,7 +99,7 @@ RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
 
 
-class RaglensApp(Navigation, LabActions, VersusActions):
+class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
     """Runs rung-1 naive RAG on one folder and shows every step of it."""
 
     CSS_PATH = "raglens.tcss"
@@ -127,6 +128,7 @@ class RaglensApp(Navigation, LabActions, VersusActions):
         Binding("f", "failure_lab", "failure lab"),
         Binding("v", "versus", "versus"),
         Binding("o", "versus_overlay", "B's grid", show=False),
+        Binding("x", "eval_grid", "eval grid", show=False),
         Binding("question_mark,f1", "help", "help"),
         Binding("escape", "leave_query", "letter keys"),
         Binding("q", "quit", "quit"),
@@ -263,6 +265,7 @@ class RaglensApp(Navigation, LabActions, VersusActions):
         versus, self.versus = self.versus, None
         if versus is not None:
             versus.process.close(timeout=SHUTDOWN_GRACE_S / 2)
+        self.stop_grid()
         os._exit(HANGUP_EXIT_CODE)
 
     def _settle_heap(self) -> None:
@@ -285,6 +288,7 @@ class RaglensApp(Navigation, LabActions, VersusActions):
         versus, self.versus = self.versus, None
         if versus is not None:
             versus.close()
+        self.stop_grid()
 
     # Workers: each wraps one core call and only posts messages.
 

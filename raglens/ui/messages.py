@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.errors import RaglensError
     from raglens.search import SearchResult
+    from raglens.ui.grid_run import GridChild, GridProgress
     from raglens.ui.versus_run import VersusRanking
     from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import Window, WindowParams
@@ -209,3 +210,24 @@ class VersusRanked(Message):
 
     generation: int
     ranking: VersusRanking
+
+
+# The eval grid (``x``), run as a child command.
+
+
+@dataclass
+class GridStepped(Message):
+    """The grid started another configuration."""
+
+    child: GridChild
+    step: GridProgress
+
+
+@dataclass
+class GridDone(Message):
+    """The grid's child ended: its exit code, its report (table and chart), its last complaints."""
+
+    child: GridChild
+    code: int
+    report: str
+    errors: tuple[str, ...]

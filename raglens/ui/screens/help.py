@@ -32,6 +32,8 @@ Keys
   a        pin the highlighted hit's file, or a symbol its window holds, as the expected answer;
            its rank is shown for every ranking as you edit the query     u   unpin
   g        append the query and the pinned answers to the golden file (JSONL, for raglens eval)
+  x        the eval grid over the golden file: which parameters to vary, then a progress bar,
+           then the table (best row marked) and the chart, as raglens eval --grid prints them
   c        the prompt an LLM would get: the top-k windows, cited, and the question, with its size
   f        the failure lab: exact symbol, cut answer, other languages, unanswerable questions
   v        compare with configuration B (other windows, model or token limit): B embeds in a

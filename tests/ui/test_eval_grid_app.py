@@ -1,0 +1,88 @@
+"""The ``x`` key: the eval grid over the golden file, run as a child command with a progress bar,
+its table and chart shown in the app; escape stops it, and a missing golden file is said so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Input, Static
+
+from raglens.ui.screens.grid import GridRunScreen, GridScreen
+from raglens.ui.screens.report import ReportScreen
+from tests.ui.conftest import index_complete, make_app, screen_shown, wait_until
+
+CASES = [
+    {"q": "how are failed jobs retried with backoff?", "expect": ["docs/retries.md", "tidepool/retry.py"]},
+    {"q": "how do I schedule a nightly job?", "expect": ["docs/scheduling.md"], "mode": "any"},
+    {"q": "a recipe for banana bread", "expect": [], "kind": "negative"},
+]
+
+
+def golden_file(tmp_path: Path) -> Path:
+    path = tmp_path / "golden.jsonl"
+    path.write_text("".join(json.dumps(case) + "\n" for case in CASES), encoding="utf-8")
+    return path
+
+
+async def start_grid(app, pilot, axes: str) -> None:  # type: ignore[no-untyped-def]
+    await wait_until(pilot, lambda: index_complete(app), "A's index")
+    app.action_leave_query()
+    await pilot.press("x")
+    await wait_until(pilot, lambda: screen_shown(app, GridScreen, "#grid-axes"), "the grid form")
+    app.screen.query_one("#grid-axes", Input).value = axes
+    await pilot.press("enter")
+
+
+async def test_x_runs_the_grid_with_progress_and_shows_its_table_and_chart(tmp_path: Path) -> None:
+    app = make_app(golden_path=str(golden_file(tmp_path)), cache_dir=str(tmp_path / "cache"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await start_grid(app, pilot, "size=500,1000")
+        await wait_until(pilot, lambda: screen_shown(app, ReportScreen, "#report-body"), "the grid's report")
+        report = str(app.screen.query_one("#report-body", Static).render())
+        assert "◀ best" in report and "recall@8 (filled) and MRR (hollow) against size" in report, report
+        rows = [
+            line for line in report.splitlines() if line.strip().startswith(("500 ", "1000 ")) and "%" in line
+        ]
+        assert len(rows) == 2, report
+        assert app.grid_child is None
+
+
+async def test_escape_stops_a_running_grid_and_its_process(tmp_path: Path) -> None:
+    app = make_app(
+        golden_path=str(golden_file(tmp_path)), factory="tests.fakes:PacedHashingEmbedder", cache_dir=None
+    )
+    async with app.run_test(size=(160, 45)) as pilot:
+        await start_grid(app, pilot, "size=300,400,500,600")
+        await wait_until(pilot, lambda: screen_shown(app, GridRunScreen, "#grid-progress"), "the progress")
+        child = app.grid_child
+        assert child is not None
+        await wait_until(
+            pilot, lambda: "1/4" in str(app.screen.query_one("#grid-step", Static).render()), "a step"
+        )
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.grid_child is None, "the grid stopped")
+        assert child._process.poll() is not None, "the child was ended"
+
+
+async def test_a_grid_without_a_golden_file_says_how_to_make_one(tmp_path: Path) -> None:
+    app = make_app(golden_path=str(tmp_path / "none.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        app.action_leave_query()
+        await pilot.press("x")
+        await wait_until(
+            pilot,
+            lambda: any("save cases with g" in str(n.message) for n in app._notifications),
+            "the notification",
+        )
+        assert not isinstance(app.screen, GridScreen)
+
+
+async def test_a_bad_axis_is_refused_in_the_form(tmp_path: Path) -> None:
+    app = make_app(golden_path=str(golden_file(tmp_path)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_grid(app, pilot, "size=100 overlap=200")
+        error = app.screen.query_one("#grid-error", Static)
+        await wait_until(pilot, lambda: "smaller" in str(error.render()), "the refusal")
+        assert app.grid_child is None and isinstance(app.screen, GridScreen)

@@ -84,7 +84,9 @@ def run_grid(
             per_config = (time.monotonic() - started) / len(done)
             eta = f"; about {per_config * (len(configs) - len(done)):.0f} s left at the pace so far"
         narrator.say(f"grid {number}/{len(configs)}: {config.describe()}{eta}")
+        narrator.grid_step(len(done), len(configs), config.describe())
         done.append(evaluate_config(args, config, cases, narrator, stderr))
+    narrator.grid_step(len(configs), len(configs), "done")
     return done
 
 

@@ -18,13 +18,20 @@ from raglens.pipeline import PipelineStep, WindowsEmbedded
 
 
 class Narrator:
-    """Turns pipeline steps into ``-> ...`` lines; on a terminal, embedding progress is a live bar."""
+    """Turns pipeline steps into ``-> ...`` lines; on a terminal, progress is a live bar.
+
+    Embedding shows a bar per window set; an eval grid adds a bar over its configurations with the
+    time left, in the same live display, above the embedding bar of the configuration running.
+    """
 
     def __init__(self, console: Console, quiet: bool = False) -> None:
         self._console = console
         self._quiet = quiet
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        """The embedding bar, while a window set embeds."""
+        self._grid_task: TaskID | None = None
+        """The bar over an eval grid's configurations, while one runs."""
 
     def say(self, message: str) -> None:
         """One narrated line of the CLI's own, such as loading the model."""
@@ -39,14 +46,10 @@ class Narrator:
             return
         self.say(step.describe())
 
-    def _show_embedding(self, step: WindowsEmbedded) -> None:
-        if not self._console.is_terminal:
-            if step.done == step.total:
-                self.say(step.describe())
-            return
+    def _live(self) -> Progress:
         if self._progress is None:
             self._progress = Progress(
-                TextColumn(f"-> embedding via {step.model}"),
+                TextColumn("-> {task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeRemainingColumn(),
@@ -54,17 +57,47 @@ class Narrator:
                 transient=True,
             )
             self._progress.start()
-            self._task = self._progress.add_task("embedding", total=step.total)
-        assert self._task is not None
-        self._progress.update(self._task, completed=step.done)
+        return self._progress
+
+    def grid_step(self, done: int, total: int, label: str) -> None:
+        """The eval grid starts configuration ``done + 1`` of ``total`` (``done == total``: finished)."""
+        if self._quiet:
+            return
+        if not self._console.is_terminal:
+            return  # the narrated lines say it
+        progress = self._live()
+        if self._grid_task is None:
+            self._grid_task = progress.add_task("grid", total=total)
+        progress.update(self._grid_task, completed=done, description=f"grid: {label}")
+        if done >= total:
+            progress.remove_task(self._grid_task)
+            self._grid_task = None
+            self._stop_if_idle()
+
+    def _show_embedding(self, step: WindowsEmbedded) -> None:
+        if not self._console.is_terminal:
+            if step.done == step.total:
+                self.say(step.describe())
+            return
+        progress = self._live()
+        if self._task is None:
+            self._task = progress.add_task(f"embedding via {step.model}", total=step.total)
+        progress.update(self._task, completed=step.done)
         if step.done == step.total:
-            self._stop_progress()
+            progress.remove_task(self._task)
+            self._task = None
+            self._stop_if_idle()
             self.say(step.describe())
+
+    def _stop_if_idle(self) -> None:
+        if self._progress is not None and self._task is None and self._grid_task is None:
+            self._stop_progress()
 
     def _stop_progress(self) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+            self._task = self._grid_task = None
 
     def __enter__(self) -> Narrator:
         return self

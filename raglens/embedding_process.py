@@ -39,7 +39,7 @@ from raglens.embedding_events import (
 from raglens.errors import EmbeddingProcessGone, ModelLoadError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     import numpy as np
 
@@ -137,6 +137,15 @@ class EmbeddingProcess:
             if future is not None and future.set_running_or_notify_cancel():
                 future.set_result(event.vector)
         return ProcessEnded(self._process.returncode)
+
+    def events(self, cancelled: Callable[[], bool], poll_s: float = 0.1) -> Iterator[ProcessEvent]:
+        """Every event until the process ends (its ProcessEnded comes last) or ``cancelled()`` holds."""
+        while not cancelled():
+            event = self.next_event(timeout=poll_s)
+            if event is not None:
+                yield event
+                if isinstance(event, ProcessEnded):
+                    return
 
     def _end(self) -> ProcessEnded:
         """The pipe closed: the process is gone; every unanswered query fails."""

@@ -25,7 +25,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
-from raglens.embedding_events import ModelReady, ProcessEnded
+from raglens.embedding_events import ModelReady
 from raglens.embedding_process import EmbeddingProcess
 from raglens.errors import RaglensError
 from raglens.precision import choose_precision, precision_note, read_cpu_features
@@ -320,12 +320,8 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         import raglens.index  # noqa: F401
 
         worker = get_current_worker()
-        while not worker.is_cancelled:
-            event = process.next_event(timeout=0.1)
-            if event is not None:
-                self.post_message(message_for(event))
-            if isinstance(event, ProcessEnded):
-                return
+        for event in process.events(lambda: worker.is_cancelled):
+            self.post_message(message_for(event))
 
     @work(thread=True, exclusive=True, group="rank", exit_on_error=False, description="ranking")
     def rank_query(

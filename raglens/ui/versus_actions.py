@@ -148,12 +148,8 @@ class VersusActions(App[None]):
         import raglens.index  # noqa: F401  (numpy, imported by a relay thread as A's relay does)
 
         worker = get_current_worker()
-        while not worker.is_cancelled:
-            event = run.process.next_event(timeout=0.1)
-            if event is not None:
-                self.post_message(VersusEvent(run.generation, event))
-            if isinstance(event, ProcessEnded):
-                return
+        for event in run.process.events(lambda: worker.is_cancelled):
+            self.post_message(VersusEvent(run.generation, event))
 
     @work(thread=True, exclusive=True, group="versus-rank", exit_on_error=False, description="ranking B")
     def rank_versus(

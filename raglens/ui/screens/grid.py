@@ -10,11 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, ProgressBar, Static
+from textual.widgets import Button, Input, ProgressBar, Static
 
 from raglens.configuration import GridAxis, RetrievalConfig, grid_configs, parse_grid_axis
 from raglens.errors import BadInputError
 from raglens.printable import printable_name
+from raglens.ui.screens.form_rows import text_row
 
 DEFAULT_AXES = "size=600,800,1000 overlap=0,100,200"
 
@@ -63,12 +64,8 @@ class GridScreen(ModalScreen[GridRequest | None]):
                 Text(printable_name(f"{self._cases} case(s) from {self._golden}"), style="dim"),
                 id="grid-golden",
             )
-            with Horizontal(classes="settings-row"):
-                yield Label("vary")
-                yield Input(DEFAULT_AXES, id="grid-axes")
-            with Horizontal(classes="settings-row"):
-                yield Label("k")
-                yield Input("8", id="grid-k")
+            yield text_row("vary", "grid-axes", DEFAULT_AXES)
+            yield text_row("k", "grid-k", "8")
             yield Static(
                 Text(
                     "keys: unit, size, overlap, model, max_seq_length, precision; axes apart by spaces",

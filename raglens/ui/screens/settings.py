@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Select, Static
 
 from raglens.errors import RaglensError
-from raglens.windows import Unit, WindowParams
+from raglens.ui.screens.form_rows import text_row, unit_row
+from raglens.windows import WindowParams
 
 
 @dataclass(frozen=True)
@@ -52,22 +53,10 @@ class SettingsScreen(ModalScreen[Settings | None]):
         # where a label above each field overflowed, scrolled to the focused field and hid the title.
         with Vertical(id="settings-box") as box:
             box.border_title = "Window settings"
-            with Horizontal(classes="settings-row"):
-                yield Label("unit")
-                yield Select(
-                    [(u.value, u.value) for u in Unit],
-                    value=params.unit.value,
-                    allow_blank=False,
-                    id="settings-unit",
-                )
-            for label, field, value in (
-                ("size", "settings-size", params.size),
-                ("overlap", "settings-overlap", params.overlap),
-                ("k (hits)", "settings-k", self._current.k),
-            ):
-                with Horizontal(classes="settings-row"):
-                    yield Label(label)
-                    yield Input(str(value), id=field)
+            yield unit_row("settings-unit", params.unit)
+            yield text_row("size", "settings-size", str(params.size))
+            yield text_row("overlap", "settings-overlap", str(params.overlap))
+            yield text_row("k (hits)", "settings-k", str(self._current.k))
             yield Static("", id="settings-error")
             with Horizontal(id="settings-buttons"):
                 yield Button("Apply", variant="primary", id="settings-apply")

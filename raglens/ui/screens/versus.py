@@ -10,11 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Select, Static
 
 from raglens.configuration import RetrievalConfig, parse_vs
 from raglens.errors import BadInputError
-from raglens.windows import Unit
+from raglens.ui.screens.form_rows import text_row, unit_row
 
 
 @dataclass(frozen=True)
@@ -52,29 +52,12 @@ class VersusScreen(ModalScreen[VersusChoice | None]):
         with Vertical(id="versus-box") as box:
             box.border_title = "Compare with configuration B"
             yield Static(Text("A: " + self._a.describe(), style="dim"), id="versus-a")
-            with Horizontal(classes="settings-row"):
-                yield Label("unit")
-                yield Select(
-                    [(u.value, u.value) for u in Unit],
-                    value=params.unit.value,
-                    allow_blank=False,
-                    id="versus-unit",
-                )
-            fields = (
-                ("size", "versus-size", str(params.size), ""),
-                ("overlap", "versus-overlap", str(params.overlap), ""),
-                ("model", "versus-model", shown.model or "", "the bundled all-MiniLM-L6-v2"),
-                (
-                    "tokens",
-                    "versus-tokens",
-                    "" if shown.max_seq_length is None else str(shown.max_seq_length),
-                    "the model's own (MiniLM: 256, up to 512)",
-                ),
-            )
-            for label, field, value, placeholder in fields:
-                with Horizontal(classes="settings-row"):
-                    yield Label(label)
-                    yield Input(value, placeholder=placeholder, id=field)
+            yield unit_row("versus-unit", params.unit)
+            yield text_row("size", "versus-size", str(params.size))
+            yield text_row("overlap", "versus-overlap", str(params.overlap))
+            yield text_row("model", "versus-model", shown.model or "", "the bundled all-MiniLM-L6-v2")
+            tokens = "" if shown.max_seq_length is None else str(shown.max_seq_length)
+            yield text_row("tokens", "versus-tokens", tokens, "the model's own (MiniLM: 256, up to 512)")
             yield Static("", id="versus-error")
             with Horizontal(id="settings-buttons"):
                 yield Button("Compare", variant="primary", id="versus-apply")

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.geometry import Size
-from textual.widgets import Static
 
 from raglens.printable import printable
+from raglens.ui.widgets.fitted_text import FittedText
 
 if TYPE_CHECKING:  # numpy-backed values; they arrive from the ranking worker
     from raglens.diagnostics.query_report import QueryDiagnostics
@@ -73,13 +72,8 @@ def strip_text(
     return text
 
 
-class ScoreStrip(Static):
-    """Above the hits: how the whole corpus scored for the query, so a hit can be judged against it.
-
-    The text is laid out for the width being measured, in ``get_content_height`` and ``render``
-    alike: a strip that drew its text for its old width and then resized left its height computed
-    for the old text now and then, with rows of blank space or a finding cut off.
-    """
+class ScoreStrip(FittedText):
+    """Above the hits: how the whole corpus scored for the query, so a hit can be judged against it."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -106,15 +100,7 @@ class ScoreStrip(Static):
         """The strip has been laid out with a width, so its text is the one for that width."""
         return self._shown is None or self.size.width > 0
 
-    def _text(self, width: int | None) -> Text:
+    def text_for(self, width: int | None) -> Text:
         if self._shown is None:
             return Text()
         return strip_text(*self._shown, width=width, versus=self._versus)
-
-    def render(self) -> Text:
-        return self._text(self.size.width or None)
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        if self._shown is None or not width:
-            return 0
-        return len(self._text(width).wrap(self.app.console, width))

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.geometry import Size
-from textual.widgets import Static
 
 from raglens.display import fit_citation, similarity_bar
 from raglens.printable import printable, printable_name
+from raglens.ui.widgets.fitted_text import FittedText
 
 if TYPE_CHECKING:
     from raglens.ui.versus_run import VersusRanking
@@ -53,11 +52,8 @@ def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | 
     return text
 
 
-class VersusHits(Static):
-    """B's side of the comparison; hidden until ``v`` starts one.
-
-    Laid out for the width being measured, as the score strip is: the citations are fitted to it.
-    """
+class VersusHits(FittedText):
+    """B's side of the comparison, its citations fitted to the width; hidden until ``v`` starts one."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -77,13 +73,5 @@ class VersusHits(Static):
         self.display = False
         self.refresh(layout=True)
 
-    def _text(self, width: int | None) -> Text:
+    def text_for(self, width: int | None) -> Text:
         return versus_text(*self._shown, width=width) if self._shown is not None else Text()
-
-    def render(self) -> Text:
-        return self._text(self.size.width or None)
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        if self._shown is None or not width:
-            return 0
-        return len(self._text(width).wrap(self.app.console, width))

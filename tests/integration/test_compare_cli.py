@@ -115,6 +115,19 @@ def test_a_bad_vs_is_one_line_before_anything_loads(
     assert code == 2 and message in err and err.count("\n") == 1, err
 
 
+def a_gets_the_loaded_model(
+    monkeypatch: pytest.MonkeyPatch, real_embedder: SentenceTransformerEmbedder
+) -> None:
+    """A (the bundled model with its own settings) gets the session's loaded model; B opens its own."""
+    opened = Engines._open_model
+
+    def open_model(engines: Engines) -> object:
+        choice = engines.choice
+        return real_embedder if choice.model is None and choice.max_seq_length is None else opened(engines)
+
+    monkeypatch.setattr(Engines, "_open_model", open_model)
+
+
 @pytest.mark.model
 def test_vs_max_seq_length_512_reads_the_whole_window_as_sentence_transformers_does(
     capsys: pytest.CaptureFixture[str],
@@ -124,12 +137,7 @@ def test_vs_max_seq_length_512_reads_the_whole_window_as_sentence_transformers_d
     """B reads 512 tokens: its hits are those of a plain SentenceTransformer told the same."""
     from sentence_transformers import SentenceTransformer
 
-    opened = Engines._open_model
-    monkeypatch.setattr(
-        Engines,
-        "_open_model",
-        lambda engines: real_embedder if engines.choice.max_seq_length is None else opened(engines),
-    )
+    a_gets_the_loaded_model(monkeypatch, real_embedder)
     document = search_json(capsys, "--vs", "max_seq_length=512")
     versus = document["vs"]
     assert versus["model"]["max_seq_length"] == 512 and document["model"]["max_seq_length"] == 256
@@ -184,12 +192,7 @@ def test_vs_another_model_folder_ranks_as_that_model_does(
 ) -> None:
     from sentence_transformers import SentenceTransformer
 
-    opened = Engines._open_model
-    monkeypatch.setattr(
-        Engines,
-        "_open_model",
-        lambda engines: real_embedder if engines.choice.model is None else opened(engines),
-    )
+    a_gets_the_loaded_model(monkeypatch, real_embedder)
     document = search_json(capsys, "--vs", f"model={cls_pooled_model}")
     versus = document["vs"]
     assert versus["model"]["name"] == "minilm-cls"

@@ -72,12 +72,14 @@ def strip_text(
     return text
 
 
-class ScoreStrip(FittedText):
+StripContent = tuple["QueryDiagnostics", tuple["Hit", ...], int]
+
+
+class ScoreStrip(FittedText[StripContent]):
     """Above the hits: how the whole corpus scored for the query, so a hit can be judged against it."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple[QueryDiagnostics, tuple[Hit, ...], int] | None = None
         self._versus: ScoreProfile | None = None
 
     def show_versus(self, profile: ScoreProfile | None) -> None:
@@ -86,21 +88,14 @@ class ScoreStrip(FittedText):
         self.refresh(layout=True)
 
     def show_diagnostics(self, diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> None:
-        self._shown = (diagnostics, hits, k)
-        self.display = True
-        self.refresh(layout=True)
-
-    def clear(self) -> None:
-        self._shown = None
-        self.display = False
-        self.refresh(layout=True)
+        self.present((diagnostics, hits, k))
 
     @property
     def settled(self) -> bool:
         """The strip has been laid out with a width, so its text is the one for that width."""
-        return self._shown is None or self.size.width > 0
+        return self.source is None or self.size.width > 0
 
     def text_for(self, width: int | None) -> Text:
-        if self._shown is None:
+        if self.source is None:
             return Text()
-        return strip_text(*self._shown, width=width, versus=self._versus)
+        return strip_text(*self.source, width=width, versus=self._versus)

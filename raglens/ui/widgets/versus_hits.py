@@ -52,26 +52,15 @@ def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | 
     return text
 
 
-class VersusHits(FittedText):
+class VersusHits(FittedText[tuple[str, "VersusRanking | None", int]]):
     """B's side of the comparison, its citations fitted to the width; hidden until ``v`` starts one."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self._shown: tuple[str, VersusRanking | None, int] | None = None
 
     @property
     def ranking(self) -> VersusRanking | None:
-        return self._shown[1] if self._shown is not None else None
+        return self.source[1] if self.source is not None else None
 
     def show(self, title: str, ranking: VersusRanking | None, k: int) -> None:
-        self._shown = (title, ranking, k)
-        self.display = True
-        self.refresh(layout=True)
-
-    def clear(self) -> None:
-        self._shown = None
-        self.display = False
-        self.refresh(layout=True)
+        self.present((title, ranking, k))
 
     def text_for(self, width: int | None) -> Text:
-        return versus_text(*self._shown, width=width) if self._shown is not None else Text()
+        return versus_text(*self.source, width=width) if self.source is not None else Text()

@@ -114,7 +114,7 @@ class VersusActions(App[None]):
         self._show_versus()
         self.relay_versus_events(run)
         if self.corpus is not None:
-            self.cut_versus_windows(run.generation, self.corpus, run.config.params)
+            self._cut_versus_windows(run, self.corpus)
 
     def stop_versus(self) -> None:
         """Stop comparing: B's process ends and its hits leave the screen."""
@@ -127,13 +127,21 @@ class VersusActions(App[None]):
             self._redraw_file()
             self.query_one("#right").remove_class("-comparing")
 
+    def _cut_versus_windows(self, run: VersusRun, corpus: Corpus) -> None:
+        run.corpus_texts = corpus.texts()
+        self.cut_versus_windows(run.generation, corpus, run.config.params)
+
     def versus_corpus_changed(self, corpus: Corpus) -> None:
-        """The corpus was read again (a re-scan): B cuts its windows again with a fresh process."""
+        """The corpus was read (again): B cuts its windows if it has none, and starts afresh only
+        if a file changed; A's own settings (w) re-read the corpus too, and leave B as it is."""
         run = self.versus
         if run is None:
             return
-        self.stop_versus()
-        self._versus_chosen(VersusChoice(run.config))
+        if run.corpus_texts is None:
+            self._cut_versus_windows(run, corpus)
+        elif run.corpus_texts != corpus.texts():
+            self.stop_versus()
+            self._versus_chosen(VersusChoice(run.config))
 
     @work(thread=True, group="versus-corpus", exit_on_error=False, description="cutting B's windows")
     def cut_versus_windows(self, generation: int, corpus: Corpus, params: WindowParams) -> None:

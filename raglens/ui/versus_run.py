@@ -65,6 +65,8 @@ class VersusRun:
         self.process: EmbeddingProcess = start_embedding_process(app_config_for(app_config, config))
         self.windows: list[Window] = []
         self.texts: list[str] = []
+        self.corpus_texts: dict[str, str] | None = None
+        """The files (path to text) B's windows were cut from; None until they are cut."""
         self.file_rows: dict[str, range] = {}
         self.model: ModelReady | None = None
         self.index: VectorIndex | None = None

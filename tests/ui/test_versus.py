@@ -172,3 +172,27 @@ async def test_b_grid_lies_over_a_file_and_its_distribution_under_a_in_the_strip
         layout = view.layout_shown
         assert layout is not None and not layout.other_starts
         assert "B's grid" not in str(app.query_one("#window-header", Static).render())
+
+
+async def test_a_new_a_setting_keeps_b_and_a_rescan_of_changed_files_starts_b_afresh(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from raglens.ui.screens.settings import Settings
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE_CORPUS, corpus)
+    app = make_app(path=str(corpus), query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
+        await open_b(app, pilot, "500", "50")
+        await wait_until(pilot, lambda: b_complete(app), "B ranked")
+        run = app.versus
+        app.apply_settings(Settings(WindowParams(Unit.CHARS, 800, 100), 5))
+        await wait_until(pilot, lambda: fully_ranked(app, 5) and app.params.size == 800, "A with 800/100")
+        await wait_until(pilot, lambda: b_complete(app), "B ranked for A's new ranking")
+        assert app.versus is run and run is not None and run.process.is_alive(), "B was left as it is"
+        (corpus / "docs" / "retries.md").write_text("Retries are gone.\n", encoding="utf-8")
+        app.action_rescan()
+        await wait_until(pilot, lambda: app.versus is not run and app.versus is not None, "B afresh")
+        await wait_until(pilot, lambda: b_complete(app), "the new B ranked")
+        assert not run.process.is_alive()

@@ -87,7 +87,7 @@ def rank_versus(
 ) -> Versus:
     """Index the corpus as B (through the same cache), rank the query, and follow every hit across."""
     narrator.say(f"configuration B: {b.describe()}")
-    prepared = prepare_index(arguments_for(args, b), b.params, narrator, stderr)
+    prepared = prepare_index(arguments_for(args, b), b.params, narrator, stderr, corpus=a_prepared.corpus)
     result = search_index(prepared.index, prepared.embedder, args.query, args.k)
     comparison = compare(a_result, a_prepared.index.windows, result, prepared.index.windows, args.k)
     moves: tuple[ExpectedMove, ...] = ()

@@ -17,6 +17,7 @@ from raglens.cli.lab_documents import eval_document
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import PreparedIndex, prepare_index
 from raglens.configuration import GridAxis, RetrievalConfig
+from raglens.corpus import Corpus
 from raglens.diagnostics.coverage import measure_coverage
 from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import GoldenCase
@@ -42,9 +43,13 @@ def evaluate_config(
     cases: Sequence[GoldenCase],
     narrator: Narrator,
     stderr: Console,
+    corpus: Corpus | None = None,
 ) -> tuple[GridRow, PreparedIndex]:
-    """Index the corpus as ``config`` (through the cache), score every case, measure coverage."""
-    prepared = prepare_index(arguments_for(args, config), config.params, narrator, stderr)
+    """Index the corpus as ``config`` (through the cache), score every case, measure coverage.
+
+    ``corpus``: the corpus an earlier row read, which is not read again.
+    """
+    prepared = prepare_index(arguments_for(args, config), config.params, narrator, stderr, corpus=corpus)
     texts = prepared.corpus.texts()
     resolved = resolve_refs(cases, texts)
     index, embedder = prepared.index, prepared.embedder
@@ -85,7 +90,8 @@ def run_grid(
             eta = f"; about {per_config * (len(configs) - len(done)):.0f} s left at the pace so far"
         narrator.say(f"grid {number}/{len(configs)}: {config.describe()}{eta}")
         narrator.grid_step(len(done), len(configs), config.describe())
-        done.append(evaluate_config(args, config, cases, narrator, stderr))
+        corpus = done[0][1].corpus if done else None
+        done.append(evaluate_config(args, config, cases, narrator, stderr, corpus))
     narrator.grid_step(len(configs), len(configs), "done")
     return done
 

@@ -95,11 +95,13 @@ def prepare_index(
     stderr: Console,
     *,
     check_corpus: Callable[[Corpus], object] | None = None,
+    corpus: Corpus | None = None,
 ) -> PreparedIndex:
     """Read the corpus, open the engines the model needs (none for cached windows), and fill the index.
 
     ``check_corpus`` runs on the corpus as soon as it is read, so input that names what the corpus
-    does not have fails before any model loads.
+    does not have fails before any model loads. ``corpus``, already read (configuration A's, for B
+    or the next row of a grid), is not read again.
     """
     if args.k <= 0:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
@@ -108,7 +110,8 @@ def prepare_index(
     note = precision_note(choice.precision, runs_on_cpu(choice.device), read_cpu_features())
     if note is not None:
         stderr.print(f"raglens: note: {note}", markup=False)
-    corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
+    if corpus is None:
+        corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
     if check_corpus is not None:
         check_corpus(corpus)
     with contextlib.ExitStack() as stack:

@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -19,6 +20,9 @@ from raglens.diagnostics.golden import ExpectedRef
 from raglens.errors import BadInputError, RaglensError
 from raglens.printable import printable
 from raglens.windows import Unit, WindowParams
+
+if TYPE_CHECKING:  # imported when the explorer starts, and only then
+    from raglens.ui.app_config import AppConfig
 
 
 class ExitCode(IntEnum):
@@ -372,32 +376,9 @@ def _run_app(args: argparse.Namespace) -> int:
             "raglens PATH opens a terminal app and needs a terminal; "
             "for scripts use: raglens search PATH QUERY [--json]"
         )
-    if args.k <= 0:
-        raise BadInputError(f"-k must be at least 1, got {args.k}")
-    import platformdirs
+    from raglens.ui.app_config import start_embedding_process
 
-    from raglens.ui.app_config import AppConfig, start_embedding_process
-
-    params = _window_params(args)
-    CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
-    log_folder = platformdirs.user_log_path("raglens", ensure_exists=True)
-    log_path = log_folder / "embedding-process.log"
-    config = AppConfig(
-        path=args.path,
-        params=params,
-        k=args.k,
-        query=args.query or "",
-        model=args.model,
-        device=args.device,
-        offline=not args.allow_download,
-        max_file_bytes=args.max_file_bytes,
-        log_path=str(log_path),
-        cache_dir=None if args.no_cache else str(cache_dir_named(args.cache_dir)),
-        precision=args.precision,
-        golden_path=args.golden,
-        error_log_path=str(log_folder / "raglens.log"),
-        embedder_factory=args.embedder_factory,
-    )
+    config = explorer_config(args)
     # Started before Textual is imported: the model's engine opens while the app loads and paints.
     process = start_embedding_process(config)
     try:
@@ -408,6 +389,38 @@ def _run_app(args: argparse.Namespace) -> int:
     finally:
         process.close(timeout=2)
     return app.return_code or ExitCode.OK
+
+
+def explorer_config(args: argparse.Namespace) -> AppConfig:
+    """What the explorer starts with, from ``raglens PATH …``; bad values fail before the screen opens."""
+    if args.k <= 0:
+        raise BadInputError(f"-k must be at least 1, got {args.k}")
+    import platformdirs
+
+    from raglens.fingerprint import check_max_seq_length
+    from raglens.ui.app_config import AppConfig
+
+    params = _window_params(args)
+    CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
+    check_max_seq_length(args.model, args.max_seq_length)
+    log_folder = platformdirs.user_log_path("raglens", ensure_exists=True)
+    return AppConfig(
+        path=args.path,
+        params=params,
+        k=args.k,
+        query=args.query or "",
+        model=args.model,
+        device=args.device,
+        offline=not args.allow_download,
+        max_file_bytes=args.max_file_bytes,
+        log_path=str(log_folder / "embedding-process.log"),
+        cache_dir=None if args.no_cache else str(cache_dir_named(args.cache_dir)),
+        precision=args.precision,
+        golden_path=args.golden,
+        error_log_path=str(log_folder / "raglens.log"),
+        embedder_factory=args.embedder_factory,
+        max_seq_length=args.max_seq_length,
+    )
 
 
 def _run_files(args: argparse.Namespace) -> int:

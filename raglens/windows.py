@@ -166,3 +166,13 @@ def cut_corpus(corpus: Corpus, params: WindowParams) -> list[Window]:
 def window_texts(corpus: Corpus, windows: Sequence[Window]) -> list[str]:
     """The text of each window, sliced from its file."""
     return [window.text_in(corpus.file(window.path).text) for window in windows]
+
+
+def rows_by_file(windows: Sequence[Window]) -> dict[str, range]:
+    """The rows of each file's windows in ``windows`` (corpus order): contiguous, since windows are
+    cut file by file."""
+    rows: dict[str, range] = {}
+    for row, window in enumerate(windows):
+        first = rows.get(window.path, range(row, row)).start
+        rows[window.path] = range(first, row + 1)
+    return rows

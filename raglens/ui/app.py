@@ -64,7 +64,7 @@ from raglens.ui.widgets.pipeline_log import PipelineLog
 from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.versus_hits import VersusHits
 from raglens.ui.widgets.window_view import WindowView
-from raglens.windows import Window, WindowParams
+from raglens.windows import Window, WindowParams, rows_by_file
 
 if TYPE_CHECKING:
     # numpy and the modules built on it load in the workers, off the UI thread: importing them
@@ -358,10 +358,7 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
             return  # superseded by newer settings
         self.corpus = message.corpus
         self._windows = message.windows
-        self._file_rows = {}
-        for row, window in enumerate(message.windows):
-            first = self._file_rows.get(window.path, range(row, row)).start
-            self._file_rows[window.path] = range(first, row + 1)
+        self._file_rows = rows_by_file(message.windows)
         counts = {path: len(rows) for path, rows in self._file_rows.items()}
         self.query_one(CorpusTree).show_corpus(message.corpus, counts)
         self._narrate(

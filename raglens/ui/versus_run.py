@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from raglens.configuration import RetrievalConfig
 from raglens.embedding_events import ModelReady, VectorsEmbedded
 from raglens.ui.app_config import AppConfig, start_embedding_process
+from raglens.windows import rows_by_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,7 +65,6 @@ class VersusRun:
         """Which B this is: events of a B replaced since are dropped."""
         self.process: EmbeddingProcess = start_embedding_process(app_config_for(app_config, config))
         self.windows: list[Window] = []
-        self.texts: list[str] = []
         self.corpus_texts: dict[str, str] | None = None
         """The files (path to text) B's windows were cut from; None until they are cut."""
         self.file_rows: dict[str, range] = {}
@@ -78,11 +78,8 @@ class VersusRun:
 
     def windows_cut(self, windows: list[Window], texts: list[str]) -> None:
         """B's windows are cut: send their texts to its process (it answers from the cache first)."""
-        self.windows, self.texts = windows, texts
-        self.file_rows = {}
-        for row, window in enumerate(windows):
-            first = self.file_rows.get(window.path, range(row, row)).start
-            self.file_rows[window.path] = range(first, row + 1)
+        self.windows = windows
+        self.file_rows = rows_by_file(windows)
         self.process.index_windows(self.generation, texts)
         self._make_index()
 

@@ -25,10 +25,12 @@ from raglens.embedding import SentenceTransformerEmbedder, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 from raglens.fingerprint import ModelFingerprint
+from raglens.onnx_graph import fuse, split_skip_layer_norms
 from raglens.tokens import TokenCounter, load_tokenizer
 
-EXPORT_VERSION = 2
-"""Bump when the exported graph changes (2: onnxruntime's fusions applied), so older exports are redone."""
+EXPORT_VERSION = 3
+"""Bump when the exported graph changes, so older exports are redone (2: onnxruntime's fusions applied;
+3: its skip layer norms split again). A version-2 export is upgraded in place, without torch."""
 AGREEMENT = 0.9999
 """The least cosine between an export's vectors and the model's for the export to be kept."""
 
@@ -44,9 +46,14 @@ class ExportUnsupported(ModelLoadError):
     """The model's pipeline is not one raglens can export (only transformer, pooling, normalise)."""
 
 
-def export_path(cache_dir: Path, fingerprint: ModelFingerprint) -> Path:
+UPGRADE_AGREEMENT = 0.999999
+"""The least cosine between an upgraded export and the export it was made from: the same sums, in
+another order, so far tighter than AGREEMENT."""
+
+
+def export_path(cache_dir: Path, fingerprint: ModelFingerprint, version: int = EXPORT_VERSION) -> Path:
     """Where the export of the model with ``fingerprint`` lives in the cache."""
-    return cache_dir / ONNX_FOLDER / f"{fingerprint.files_digest}-v{EXPORT_VERSION}.onnx"
+    return cache_dir / ONNX_FOLDER / f"{fingerprint.files_digest}-v{version}.onnx"
 
 
 def _pooling(folder: Path) -> tuple[str, bool]:
@@ -120,7 +127,7 @@ def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
             )
         config = transformer.config
         candidates = [plain]
-        if _fuse(plain, fused, config.num_attention_heads, config.hidden_size):
+        if fuse(plain, fused, config.num_attention_heads, config.hidden_size):
             candidates.insert(0, fused)  # faster: kept only if it agrees with the model as well
         expected = _reference_vectors(fingerprint)
         failures = []
@@ -143,27 +150,6 @@ def _partial_file(folder: Path) -> Iterator[Path]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name)
-
-
-def _fuse(source: Path, target: Path, heads: int, hidden: int) -> bool:
-    """Write ``source`` with onnxruntime's BERT fusions (attention, layer norms, GELU) to ``target``.
-
-    Measured here: 6 Attention, 1 EmbedLayerNormalization, 12 SkipLayerNormalization and 6 BiasGelu
-    nodes for all-MiniLM-L6-v2, 22 windows/s against 18 unfused, least cosine 0.99999988 to the model.
-    False when the optimizer is missing or fails: the plain export still serves.
-    """
-    try:
-        from onnxruntime.transformers.optimizer import optimize_model
-
-        with warnings.catch_warnings(), contextlib.redirect_stdout(None):
-            warnings.simplefilter("ignore")
-            optimized = optimize_model(
-                str(source), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1
-            )
-            optimized.save_model_to_file(str(target))
-    except Exception:  # the optimizer is best effort: the unfused graph is exact too
-        return False
-    return True
 
 
 def _remove_abandoned_exports(folder: Path, older_than_s: float = 3600) -> None:
@@ -189,20 +175,34 @@ def _agreement(expected: np.ndarray, exported: Path, fingerprint: ModelFingerpri
     return float(np.min(np.sum(expected * produced, axis=1)))
 
 
+BULK_BATCH_SIZE = 4
+"""Windows per onnxruntime run. Measured here on 1000-character code windows, length-sorted, 2 threads:
+batches of 1-4 run at 26-29 windows/s, 8 at 25-26, 16 at 24: past 4, the activations of the layer
+norms and GELUs fall out of the cache."""
+
+
 class OnnxEmbedder:
     """An exported model run with onnxruntime and tokenizers: no torch, loads in ~0.5 s.
 
-    A single text (a query) runs on one thread: next to a busy core that is the fast choice, as it
-    was for torch. Batches (windows) run on ``bulk_threads``; measured here with 2 threads, 25
-    windows/s against 12 on one, and about sentence-transformers fp32's own speed.
+    A query runs on one thread: next to a busy core that is the fast choice, as it was for torch.
+    Windows run on ``bulk_threads``, sorted by token count into runs of ``bulk_batch_size`` so that
+    little is padding (as sentence-transformers sorts them), and come back in the order given.
     """
 
     precision = "fp32"
     engine = "onnxruntime"
 
     def __init__(
-        self, path: Path, fingerprint: ModelFingerprint, *, bulk_threads: int = 2, bulk_spinning: bool = False
+        self,
+        path: Path,
+        fingerprint: ModelFingerprint,
+        *,
+        bulk_threads: int = 2,
+        bulk_spinning: bool = False,
+        bulk_batch_size: int = BULK_BATCH_SIZE,
     ) -> None:
+        if bulk_batch_size <= 0:
+            raise ValueError(f"batch size must be positive, got {bulk_batch_size}")
         self._tokenizer = load_tokenizer(fingerprint.folder, fingerprint.name)
         self._limit = fingerprint.max_seq_length
         if self._limit is not None:
@@ -214,12 +214,13 @@ class OnnxEmbedder:
         self._path = path
         self._bulk_threads = bulk_threads
         self._bulk_spinning = bulk_spinning
+        self._bulk_batch_size = bulk_batch_size
         self._session = self._open_session(1)
         self._bulk_session: Any = None
-        """Opened on the first batch: a query-only session (most warm launches) never needs it."""
+        """Opened on the first windows: a query-only session (most warm launches) never needs it."""
         self._inputs = {node.name for node in self._session.get_inputs()}
         width = self._session.get_outputs()[0].shape[1]
-        self._dimension = width if isinstance(width, int) else int(self.encode(["probe"]).shape[1])
+        self._dimension = width if isinstance(width, int) else int(self.encode_query("probe").shape[0])
         self._name = fingerprint.name
 
     def _open_session(self, threads: int, *, spinning: bool = False) -> Any:
@@ -227,6 +228,9 @@ class OnnxEmbedder:
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
+        # Basic rewrites only: the extended ones fuse the exported layer norms back into
+        # SkipLayerNormalization, 3.5x slower here (see raglens.onnx_graph).
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
         # A spinning thread pool fought numpy on 2 cores: p90 query latency 90 ms instead of 9 ms.
         options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
         try:
@@ -253,31 +257,37 @@ class OnnxEmbedder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
+        if self._bulk_session is None:
+            self._bulk_session = self._open_session(self._bulk_threads, spinning=self._bulk_spinning)
         encodings = self._tokenizer.encode_batch(list(texts))
-        rows = [e.ids for e in encodings]
-        types = [e.type_ids for e in encodings]
-        width = max(len(row) for row in rows)
-        ids = np.zeros((len(rows), width), dtype=np.int64)
+        order = sorted(range(len(encodings)), key=lambda row: len(encodings[row].ids))
+        vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        size = self._bulk_batch_size
+        for start in range(0, len(order), size):
+            rows = order[start : start + size]
+            vectors[rows] = self._run(self._bulk_session, [encodings[row] for row in rows])
+        return vectors
+
+    def encode_query(self, query: str) -> np.ndarray:
+        vector: np.ndarray = self._run(self._session, [self._tokenizer.encode(query)])[0]
+        return vector
+
+    def _run(self, session: Any, encodings: Sequence[Any]) -> np.ndarray:
+        """The unit vectors of tokenised texts, padded on the right to the longest of them."""
+        width = max(len(encoding.ids) for encoding in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
         type_ids = np.zeros_like(ids)
         mask = np.zeros_like(ids)
-        for position, (row, kinds) in enumerate(zip(rows, types, strict=True)):
-            ids[position, : len(row)] = row
-            type_ids[position, : len(row)] = kinds
-            mask[position, : len(row)] = 1
+        for position, encoding in enumerate(encodings):
+            length = len(encoding.ids)
+            ids[position, :length] = encoding.ids
+            type_ids[position, :length] = encoding.type_ids
+            mask[position, :length] = 1
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = type_ids
-        session = self._session
-        if len(texts) > 1 and self._bulk_threads > 1:
-            if self._bulk_session is None:
-                self._bulk_session = self._open_session(self._bulk_threads, spinning=self._bulk_spinning)
-            session = self._bulk_session
         output = session.run(None, feed)[0]
         return normalize_rows(np.asarray(output, dtype=np.float32))
-
-    def encode_query(self, query: str) -> np.ndarray:
-        vector: np.ndarray = self.encode([query])[0]
-        return vector
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
         if self._counter is None:
@@ -294,11 +304,43 @@ def exportable(embedder: SentenceTransformerEmbedder, fingerprint: ModelFingerpr
 
 
 def load_exported(cache_dir: Path, fingerprint: ModelFingerprint) -> OnnxEmbedder | None:
-    """The model's export from the cache, or None if there is none yet (or it cannot be loaded)."""
+    """The model's export from the cache, or None if there is none yet (or it cannot be loaded).
+
+    An export of the previous version is upgraded first (about a second, once): a warm start after an
+    upgrade of raglens still needs no torch. Should that fail, the older export serves as it is.
+    """
     path = export_path(cache_dir, fingerprint)
     if not path.exists():
-        return None
+        previous = export_path(cache_dir, fingerprint, EXPORT_VERSION - 1)
+        if not previous.exists():
+            return None
+        if not (_upgrade(previous, path, fingerprint) or path.exists()):  # or another process did it
+            path = previous
     try:
         return OnnxEmbedder(path, fingerprint)
     except ModelLoadError:
         return None
+
+
+def _upgrade(previous: Path, target: Path, fingerprint: ModelFingerprint) -> bool:
+    """Write the version-2 export ``previous`` as a version-3 one at ``target``; whether that worked.
+
+    Needs no torch: the new graph is checked against ``previous``, which agreed with the model when
+    it was made. The old file goes once the new one is in place.
+    """
+    try:
+        import onnx
+
+        model = onnx.load(str(previous))
+        split = split_skip_layer_norms(model)
+        with _partial_file(target.parent) as candidate:
+            onnx.save(model, str(candidate))
+            if split:
+                expected = OnnxEmbedder(previous, fingerprint).encode(_PROBES)
+                if _agreement(expected, candidate, fingerprint) < UPGRADE_AGREEMENT:
+                    return False
+            os.replace(candidate, target)
+        previous.unlink(missing_ok=True)
+    except Exception:  # any failure keeps the older export, which is exact too
+        return False
+    return True

@@ -16,7 +16,7 @@ from raglens.embedding import SentenceTransformerEmbedder
 from raglens.embedding_events import ModelChoice, ModelReady
 from raglens.embedding_process import EmbeddingProcess
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
-from raglens.onnx_model import OnnxEmbedder, export_model, export_path
+from raglens.onnx_model import EXPORT_VERSION, OnnxEmbedder, export_model, export_path, load_exported
 from raglens.windows import WindowParams, cut_corpus, window_texts
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
 
@@ -69,7 +69,45 @@ def test_the_export_is_fused_by_onnxruntimes_optimizer(exported: tuple[Path, Mod
     cache_dir, fingerprint = exported
     operators = [node.op_type for node in onnx.load(str(export_path(cache_dir, fingerprint))).graph.node]
     assert operators.count("Attention") == 6, "one fused attention per layer"
-    assert operators.count("SkipLayerNormalization") >= 12
+    assert operators.count("BiasGelu") == 6
+    assert "SkipLayerNormalization" not in operators, "the fused layer norm is the slow kernel here"
+    assert operators.count("LayerNormalization") == 12
+
+
+def test_an_export_of_the_previous_version_is_upgraded_without_torch(
+    exported: tuple[Path, ModelFingerprint], tmp_path: Path, real_embedder: SentenceTransformerEmbedder
+) -> None:
+    """A version-2 export (skip layer norms fused, as onnxruntime fuses them) becomes a version-3 one."""
+    import onnx
+    import onnxruntime
+
+    cache_dir, fingerprint = exported
+    previous = export_path(tmp_path, fingerprint, EXPORT_VERSION - 1)
+    previous.parent.mkdir(parents=True)
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(previous)  # onnxruntime writes the graph it fused
+    onnxruntime.InferenceSession(str(export_path(cache_dir, fingerprint)), options)
+    assert "SkipLayerNormalization" in {node.op_type for node in onnx.load(str(previous)).graph.node}
+    upgrade = f"""
+import sys
+from pathlib import Path
+from raglens.fingerprint import fingerprint_model
+from raglens.onnx_model import load_exported
+embedder = load_exported(Path({str(tmp_path)!r}), fingerprint_model(None))
+assert embedder is not None
+assert "torch" not in sys.modules
+"""
+    run = subprocess.run([sys.executable, "-c", upgrade], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert run.returncode == 0, run.stderr
+    assert [path.name for path in previous.parent.iterdir()] == [export_path(tmp_path, fingerprint).name]
+    upgraded = load_exported(tmp_path, fingerprint)
+    assert upgraded is not None
+    operators = {node.op_type for node in onnx.load(str(export_path(tmp_path, fingerprint))).graph.node}
+    assert "SkipLayerNormalization" not in operators and "LayerNormalization" in operators
+    texts = ["how are failed jobs retried?", "def drain(queue):\n    return queue.pop()\n" * 40]
+    cosines = np.sum(upgraded.encode(texts) * real_embedder.encode(texts), axis=1)
+    assert cosines.min() >= 0.9999
 
 
 WARM_SEARCH = """

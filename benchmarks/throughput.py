@@ -5,9 +5,11 @@ Usage: uv run python benchmarks/throughput.py [PATH] [--windows N]   (default: t
 The ceiling: numpy's fp32 matmul rate measured now (GFLOP/s, on the shapes a MiniLM layer multiplies)
 divided into the FLOPs these windows need (each window's real token count, no padding: per token and
 layer 24·h² for the projections and the feed-forward, 4·L·h for attention). Every engine runs in its
-own process (torch and onnxruntime slow each other in one), on the same windows; each line gives
+own process (torch and onnxruntime slow each other in one), on the same windows, with the matmul rate
+measured again just before and after it (the machine's speed drifts within minutes); each line gives
 windows/s, the share of the ceiling, and agreement with SentenceTransformer.encode fp32 (least cosine,
-top-10 identical over fixed queries). raglens's default bulk engine is the fused ONNX export.
+top-10 identical over fixed queries). raglens's default bulk engine is the fused ONNX export; the last
+line is raglens's whole index builder as `raglens search` runs it (engine, reading extents, SQLite cache).
 """
 
 from __future__ import annotations
@@ -33,9 +35,8 @@ QUERIES = [
     "where is the fingerprint computed?",
 ]
 
-CEILING = """
-import json, sys, time
-import numpy as np
+WORKLOAD = """
+import json, sys
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.windows import cut_corpus, window_texts
 from raglens.tokens import TokenCounter
@@ -51,6 +52,13 @@ counter = TokenCounter(fingerprint.folder, fingerprint.name, limit)
 tokens = [min(extent.token_count, limit - 2) + 2 for extent in counter.reading_extents(texts)]
 hidden, layers = 384, 6
 flops = sum(layers * length * (24 * hidden * hidden + 4 * length * hidden) for length in tokens)
+print(json.dumps({"flops": flops, "windows": len(texts), "mean_tokens": sum(tokens) / len(tokens)}))
+"""
+"""The FLOPs these windows need, from their real token counts."""
+
+MATMUL = """
+import json, time
+import numpy as np
 rng = np.random.default_rng(0)
 best = 0.0
 for rows, inner, outer in ((4096, 384, 1536), (4096, 1536, 384), (4096, 384, 384)):
@@ -61,60 +69,79 @@ for rows, inner, outer in ((4096, 384, 1536), (4096, 1536, 384), (4096, 384, 384
         started = time.perf_counter()
         a @ b
         best = max(best, 2 * rows * inner * outer / (time.perf_counter() - started))
-print(json.dumps({"gflops": best / 1e9, "flops": flops, "windows": len(texts),
-                  "mean_tokens": sum(tokens) / len(tokens)}))
+print(json.dumps({"gflops": best / 1e9}))
 """
+"""numpy's best fp32 matmul rate now, on the shapes a MiniLM layer multiplies."""
 
 ENGINE = """
-import json, sys, time
+import json, sys, tempfile, time
 from pathlib import Path
 import numpy as np
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.windows import cut_corpus, window_texts
 from raglens.windows import WindowParams
 
-engine, corpus_path, count, export, batch, threads, spinning = sys.argv[1:8]
+engine, corpus_path, count, export, chunk, batch = sys.argv[1:7]
 corpus = load_corpus(corpus_path, CorpusOptions())
 texts = window_texts(corpus, cut_corpus(corpus, WindowParams()))[: int(count)]
-queries = json.loads(sys.argv[8])
+queries = json.loads(sys.argv[7])
+size = int(chunk)
 if engine == "st":
     from sentence_transformers import SentenceTransformer
     from raglens.embedding import default_model_path
-    import torch
-    torch.set_num_threads(int(threads))
     model = SentenceTransformer(str(default_model_path()), device="cpu")
-    encode = lambda chunk: model.encode(chunk, batch_size=len(chunk), normalize_embeddings=True)
+    encode = lambda part: model.encode(part, batch_size=len(part), normalize_embeddings=True)
+    encode_query = lambda query: encode([query])[0]
 else:
     from raglens.fingerprint import fingerprint_model
     from raglens.onnx_model import OnnxEmbedder
-    model = OnnxEmbedder(Path(export), fingerprint_model(None), bulk_threads=int(threads),
-                         bulk_spinning=spinning == "1")
-    encode = model.encode
-size = int(batch)
+    model = OnnxEmbedder(Path(export), fingerprint_model(None), bulk_batch_size=int(batch))
+    encode, encode_query = model.encode, model.encode_query
 encode(texts[:size])
-started = time.perf_counter()
-batches = [encode(texts[j : j + size]) for j in range(0, len(texts), size)]
-seconds = time.perf_counter() - started
-query_vectors = np.stack([encode([q])[0] for q in queries])
-np.save(sys.argv[9], np.concatenate(batches))
-np.save(sys.argv[10], query_vectors)
+if engine == "builder":
+    from raglens.fingerprint import fingerprint_model
+    from raglens.indexing import IndexBuilder
+    from raglens.vector_cache import ModelCache, VectorCache
+    cache = VectorCache.open(Path(tempfile.mkdtemp()))
+    builder = IndexBuilder(texts, range(len(texts)), lambda _: model,
+                           cache=ModelCache.of(cache, fingerprint_model(None)), batch_size=size)
+    vectors = np.zeros((len(texts), model.dimension), dtype=np.float32)
+    started = time.perf_counter()
+    while (embedded := builder.next_batch()) is not None:
+        vectors[list(embedded.rows)] = embedded.vectors
+    seconds = time.perf_counter() - started
+    cache.close()
+else:
+    started = time.perf_counter()
+    vectors = np.concatenate([encode(texts[j : j + size]) for j in range(0, len(texts), size)])
+    seconds = time.perf_counter() - started
+query_vectors = np.stack([encode_query(q) for q in queries])
+np.save(sys.argv[8], vectors)
+np.save(sys.argv[9], query_vectors)
 print(json.dumps({"windows_per_second": len(texts) / seconds}))
 """
+"""One engine embedding the windows, fed ``chunk`` at a time; ``batch``: the engine's own runs."""
 
 
-def run_engine(
-    engine: str, path: str, count: int, export: str, batch: int, threads: int, spinning: bool, folder: Path
-):  # type: ignore[no-untyped-def]
-    """Windows per second, and the window and query vectors, of one engine in its own process."""
-    stem = f"{engine}-{batch}-{threads}-{int(spinning)}"
-    windows_file, queries_file = folder / f"{stem}-w.npy", folder / f"{stem}-q.npy"
-    command = [sys.executable, "-c", ENGINE, engine, path, str(count), export, str(batch), str(threads)]
-    command += [str(int(spinning)), json.dumps(QUERIES), str(windows_file), str(queries_file)]
+def python(script: str, *arguments: str) -> dict[str, float]:
+    """The JSON line a script prints, run in a fresh process from the repository."""
+    command = [sys.executable, "-c", script, *arguments]
     run = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPO_ROOT)
+    result: dict[str, float] = json.loads(run.stdout.strip().splitlines()[-1])
+    return result
+
+
+def run_engine(engine: str, path: str, count: int, export: str, chunk: int, batch: int, folder: Path):  # type: ignore[no-untyped-def]
+    """Windows per second, the window and query vectors, and the matmul rate around the run."""
     import numpy as np
 
-    rate = json.loads(run.stdout.strip().splitlines()[-1])["windows_per_second"]
-    return rate, np.load(windows_file), np.load(queries_file)
+    stem = f"{engine}-{chunk}-{batch}"
+    windows_file, queries_file = folder / f"{stem}-w.npy", folder / f"{stem}-q.npy"
+    before = python(MATMUL)["gflops"]
+    arguments = [engine, path, str(count), export, str(chunk), str(batch), json.dumps(QUERIES)]
+    rate = python(ENGINE, *arguments, str(windows_file), str(queries_file))["windows_per_second"]
+    after = python(MATMUL)["gflops"]
+    return rate, (before + after) / 2, np.load(windows_file), np.load(queries_file)
 
 
 def main() -> None:
@@ -125,6 +152,9 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=400)
     args = parser.parse_args()
     import numpy as np
+
+    from raglens.embedding import DEFAULT_BATCH_SIZE
+    from raglens.onnx_model import BULK_BATCH_SIZE
 
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
@@ -139,48 +169,46 @@ def main() -> None:
         import onnx
 
         fused = {node.op_type for node in onnx.load(str(export)).graph.node} & {"Attention", "BiasGelu"}
-        ceiling_run = subprocess.run(
-            [sys.executable, "-c", CEILING, args.path, str(args.windows)],
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=REPO_ROOT,
-        )
-        ceiling = json.loads(ceiling_run.stdout.strip().splitlines()[-1])
-        ceiling_rate = ceiling["gflops"] * 1e9 / ceiling["flops"] * ceiling["windows"]
+        workload = python(WORKLOAD, args.path, str(args.windows))
+        flops_per_window = workload["flops"] / workload["windows"]
         print(
-            f"{ceiling['windows']} windows, {ceiling['mean_tokens']:.0f} tokens each on average; "
-            f"numpy fp32 matmul {ceiling['gflops']:.0f} GFLOP/s now; "
-            f"{ceiling['flops'] / ceiling['windows'] / 1e9:.2f} GFLOP a window -> ceiling "
-            f"{ceiling_rate:.1f} windows/s"
+            f"{workload['windows']:.0f} windows, {workload['mean_tokens']:.0f} tokens each on average, "
+            f"{flops_per_window / 1e9:.2f} GFLOP a window; the ceiling of each line is numpy's fp32 "
+            "matmul rate measured just before and after it, divided by that"
         )
-        reference_rate, reference, reference_queries = run_engine(
-            "st", args.path, args.windows, "", 16, 2, False, folder
+
+        def share(rate: float, gflops: float) -> str:
+            ceiling = gflops * 1e9 / flops_per_window
+            return (
+                f"{rate:.1f} windows/s = {rate / ceiling:.0%} of the ceiling "
+                f"({gflops:.0f} GFLOP/s, {ceiling:.1f} windows/s)"
+            )
+
+        reference_rate, gflops, reference, reference_queries = run_engine(
+            "st", args.path, args.windows, "", 16, 16, folder
         )
-        print(
-            f"SentenceTransformer.encode fp32, batch 16, 2 threads: {reference_rate:.1f} windows/s "
-            f"= {reference_rate / ceiling_rate:.0%} of the ceiling"
-        )
+        print(f"SentenceTransformer.encode fp32, batch 16: {share(reference_rate, gflops)}")
         reference_top = np.argsort(-(reference_queries @ reference.T), axis=1, kind="stable")[:, :10]
         label = "ONNX export, fused" if fused else "ONNX export (not fused)"
-        for batch, threads, spinning in (
-            (8, 2, False),
-            (16, 2, False),
-            (32, 2, False),
-            (8, 2, True),
-            (16, 2, True),
-        ):
-            rate, vectors, queries = run_engine(
-                "onnx", args.path, args.windows, str(export), batch, threads, spinning, folder
+        lines = [("onnx", 16, batch, f"{label}, runs of {batch}") for batch in (1, 2, 4, 8, 16)]
+        lines.append(
+            (
+                "builder",
+                DEFAULT_BATCH_SIZE,
+                BULK_BATCH_SIZE,
+                f"raglens's index builder (default: {label}, runs of {BULK_BATCH_SIZE}, extents, cache)",
+            )
+        )
+        for engine, chunk, batch, name in lines:
+            rate, gflops, vectors, queries = run_engine(
+                engine, args.path, args.windows, str(export), chunk, batch, folder
             )
             top = np.argsort(-(queries @ vectors.T), axis=1, kind="stable")[:, :10]
             agreement = float(np.mean([(a == b).all() for a, b in zip(top, reference_top, strict=True)]))
             least = float(np.min(np.sum(vectors * reference, axis=1)))
             print(
-                f"{label}, batch {batch}, {threads} threads, spinning {'on' if spinning else 'off'}: "
-                f"{rate:.1f} windows/s = {rate / ceiling_rate:.0%} of the ceiling, "
-                f"{rate / reference_rate:.2f}x sentence-transformers; top-10 identical for "
-                f"{agreement:.0%} of {len(QUERIES)} queries; least cosine {least:.7f}"
+                f"{name}: {share(rate, gflops)}, {rate / reference_rate:.2f}x sentence-transformers; "
+                f"top-10 identical for {agreement:.0%} of {len(QUERIES)} queries; least cosine {least:.7f}"
             )
 
 

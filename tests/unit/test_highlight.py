@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
+from pygments.lexers import get_all_lexers, get_lexer_for_filename
+from pygments.util import ClassNotFound
 
 from raglens.printable import printable
-from raglens.ui.highlight import highlighted, lexer_for
+from raglens.ui.highlight import _lexer_for_suffix, highlighted, lexer_for
 
 PATHS = ["pkg/module.py", "docs/guide.md", "config.toml", "Makefile", "notes.unknownext", "README"]
 
@@ -30,3 +34,28 @@ def test_unknown_kinds_of_file_stay_plain() -> None:
     assert lexer_for("notes.unknownext") is None
     assert highlighted("notes.unknownext", "def x(): pass").spans == []
     assert lexer_for("a/b/module.py") is lexer_for("other.py"), "one lexer per extension"
+
+
+def example_name(pattern: str) -> str:
+    """A file name that ``pattern`` matches: each ``*`` as ``x``, ``?`` as ``a``, a ``[set]`` as its first."""
+    name = re.sub(r"\[!?(.)[^\]]*\]", r"\1", pattern)
+    return name.replace("*", "x").replace("?", "a")
+
+
+PATTERNS = sorted({pattern for _, _, patterns, _ in get_all_lexers(plugins=False) for pattern in patterns})
+
+
+def test_the_lexer_is_the_one_pygments_picks_for_every_pattern() -> None:
+    """The fast lookup agrees with Pygments' own ``get_lexer_for_filename`` (which compiles every pattern)
+    on a name for each of its file-name patterns: whole names such as ``CMakeLists.txt`` outrank ``*.txt``."""
+    names = [example_name(pattern) for pattern in PATTERNS] + [path.rpartition("/")[2] for path in PATHS]
+    disagreements = []
+    for name in names:
+        try:
+            expected: type | None = type(get_lexer_for_filename(name))
+        except ClassNotFound:
+            expected = None
+        found = _lexer_for_suffix.__wrapped__(name)
+        if (type(found) if found is not None else None) is not expected:
+            disagreements.append(name)
+    assert not disagreements

@@ -397,12 +397,15 @@ def explorer_config(args: argparse.Namespace) -> AppConfig:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
     import platformdirs
 
-    from raglens.fingerprint import check_max_seq_length
     from raglens.ui.app_config import AppConfig
 
     params = _window_params(args)
     CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
-    check_max_seq_length(args.model, args.max_seq_length)
+    if args.max_seq_length is not None:
+        # Only then: the check imports numpy, ~50 ms before the embedding process could start.
+        from raglens.fingerprint import check_max_seq_length
+
+        check_max_seq_length(args.model, args.max_seq_length)
     log_folder = platformdirs.user_log_path("raglens", ensure_exists=True)
     return AppConfig(
         path=args.path,

@@ -315,9 +315,11 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
 
         numpy is imported here first, by this thread alone, before any event can need it: the index
         the UI thread builds on EngineReady, the vectors this thread unpickles. Two threads importing
-        numpy at once can leave one of them a half-initialised module.
+        numpy at once can leave one of them a half-initialised module. The ranking's own modules
+        follow (~30 ms), while the model still loads, so that the first ranking imports nothing.
         """
         import raglens.index  # noqa: F401
+        import raglens.ui.ranking  # noqa: F401
 
         worker = get_current_worker()
         for event in process.events(lambda: worker.is_cancelled):

@@ -18,7 +18,8 @@ from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import Embedder
 from raglens.engine import Engines
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
-from raglens.pipeline import WindowsEmbedded, build_index
+from raglens.pipeline import build_index
+from raglens.pipeline_steps import WindowsEmbedded
 from raglens.vector_cache import ModelCache, VectorCache
 from raglens.windows import Unit, WindowParams, cut_corpus, window_texts
 

@@ -3,84 +3,25 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
-from raglens.display import describe_age
 from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder
 from raglens.engine import Engines
 from raglens.index import IndexSnapshot, VectorIndex
 from raglens.indexing import IndexBuilder, cached_batch
+from raglens.pipeline_steps import (
+    FilesFound,
+    IndexReady,
+    PipelineStep,
+    VectorsFromCache,
+    WindowsCut,
+    WindowsEmbedded,
+)
 from raglens.search import SearchResult, rank
 from raglens.vector_cache import CachedVector, ModelCache
 from raglens.windows import WindowParams, cut_corpus, window_texts
 
-
-@dataclass(frozen=True)
-class FilesFound:
-    """The corpus was listed and read."""
-
-    file_count: int
-    skipped_count: int
-
-    def describe(self) -> str:
-        return f"found {self.file_count} file(s) to index, skipped {self.skipped_count}"
-
-
-@dataclass(frozen=True)
-class WindowsCut:
-    """Every file was cut into windows."""
-
-    window_count: int
-    params: WindowParams
-
-    def describe(self) -> str:
-        return f"cut into {self.window_count} window(s) of {self.params.describe()}"
-
-
-@dataclass(frozen=True)
-class VectorsFromCache:
-    """Some windows already had vectors in the cache and will not be embedded again."""
-
-    found: int
-    total: int
-    oldest: float | None = None
-    """When the oldest of the found vectors was stored (seconds since the epoch)."""
-
-    def describe(self) -> str:
-        stored = ""
-        if self.oldest is not None:
-            stored = f" (oldest stored {describe_age(time.time() - self.oldest)} ago)"
-        to_embed = self.total - self.found
-        return f"{self.found} of {self.total} window(s) from the cache{stored}; {to_embed} to embed"
-
-
-@dataclass(frozen=True)
-class WindowsEmbedded:
-    """Another batch of windows has its vectors."""
-
-    done: int
-    total: int
-    model: str
-
-    def describe(self) -> str:
-        return f"embedded {self.done}/{self.total} window(s) via {self.model}"
-
-
-@dataclass(frozen=True)
-class IndexReady:
-    """Every window is embedded; the index can be searched in full."""
-
-    window_count: int
-    dimension: int
-
-    def describe(self) -> str:
-        return f"index ready: {self.window_count} vector(s) of {self.dimension} dimensions"
-
-
-PipelineStep = FilesFound | WindowsCut | VectorsFromCache | WindowsEmbedded | IndexReady
 OnStep = Callable[[PipelineStep], None]
 
 

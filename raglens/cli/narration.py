@@ -14,7 +14,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from raglens.pipeline import PipelineStep, WindowsEmbedded
+from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
 
 
 class Narrator:

@@ -32,7 +32,8 @@ from raglens.engine import Engines
 from raglens.errors import BadInputError
 from raglens.fingerprint import check_max_seq_length, fingerprint_model
 from raglens.index import IndexSnapshot
-from raglens.pipeline import PipelineStep, WindowsEmbedded, build_index, read_corpus, search_index
+from raglens.pipeline import build_index, read_corpus, search_index
+from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
 from raglens.precision import choose_precision, precision_note, read_cpu_features
 from raglens.search import SearchResult
 from raglens.vector_cache import ModelCache, VectorCache

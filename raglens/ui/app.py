@@ -318,7 +318,7 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         numpy at once can leave one of them a half-initialised module. The ranking's own modules
         follow (~30 ms), while the model still loads, so that the first ranking imports nothing.
         """
-        import raglens.index  # noqa: F401
+        import raglens.index
         import raglens.ui.ranking  # noqa: F401
 
         worker = get_current_worker()
@@ -455,7 +455,7 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
 
     @while_shown
     def on_cache_looked(self, message: CacheLooked) -> None:
-        from raglens.pipeline import VectorsFromCache  # loaded by the corpus worker already
+        from raglens.pipeline_steps import VectorsFromCache  # values only: no pipeline on the UI thread
 
         event = message.event
         if event.generation != self._generation:

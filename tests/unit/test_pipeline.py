@@ -5,17 +5,8 @@ import pytest
 
 from raglens.corpus import CorpusOptions
 from raglens.engine import Engines
-from raglens.pipeline import (
-    FilesFound,
-    IndexReady,
-    PipelineStep,
-    WindowsCut,
-    WindowsEmbedded,
-    build_index,
-    cut_corpus,
-    read_corpus,
-    search_index,
-)
+from raglens.pipeline import build_index, cut_corpus, read_corpus, search_index
+from raglens.pipeline_steps import FilesFound, IndexReady, PipelineStep, WindowsCut, WindowsEmbedded
 from raglens.windows import WindowParams
 from tests.conftest import MakeTree
 from tests.fakes import HashingEmbedder

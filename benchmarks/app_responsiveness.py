@@ -66,9 +66,7 @@ def seconds_until_on_screen(command: str, marker: str, runs: int = 3) -> list[fl
             output = Path(folder) / "pane.out"
             output.touch()
             size = ["-x", "150", "-y", "45"]
-            subprocess.run(
-                ["tmux", "new-session", "-d", "-s", name, *size, f"read go; {command}"], check=True
-            )
+            start_session(["new-session", "-d", "-s", name, *size, f"read go; {command}"])
             try:
                 subprocess.run(
                     ["tmux", "pipe-pane", "-t", name, f"cat >> {shlex.quote(str(output))}"], check=True
@@ -80,6 +78,15 @@ def seconds_until_on_screen(command: str, marker: str, runs: int = 3) -> list[fl
             finally:
                 subprocess.run(["tmux", "kill-session", "-t", name], check=False)
     return timings
+
+
+def start_session(arguments: list[str]) -> None:
+    """Run ``tmux ARGUMENTS``, again if the server was on its way out (the last session just closed)."""
+    for attempt in range(5):
+        if subprocess.run(["tmux", *arguments], capture_output=True, check=False).returncode == 0:
+            return
+        time.sleep(0.2 * (attempt + 1))
+    subprocess.run(["tmux", *arguments], check=True)
 
 
 def _wait_for(output: Path, marker: bytes, started: float, timeout_s: float = 120) -> float:

@@ -97,6 +97,8 @@ def end_after(seconds: float, exit_code: int) -> None:
 QUERY_DEBOUNCE_S = 0.2
 RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
+FIRST_FILE_WAIT_S = 1.0
+"""Launched with a question, the first file opens after its hits are drawn, or after this long."""
 
 
 class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
@@ -158,6 +160,9 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self._windows_without_index: CorpusLoaded | None = None
         """Windows sent to the process whose index waits for the model's dimension (its EngineReady)."""
         self._query_text = config.query
+        self._first_file: str | None = None
+        """The file to open once the launch question's hits are drawn: painting a whole file first
+        took ~0.1 s of the UI thread that the first hits waited for."""
         self._query_vector: Future[np.ndarray] | None = None
         """The vector of ``_query_text`` as the embedding process will give it (or has given it)."""
         self._debounce: Timer | None = None
@@ -188,6 +193,8 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self._signals: list[int] = []
         """The signals whose handlers this app installed, removed again when it closes."""
         self._controls: dict[str, np.ndarray] = {}
+        self._controls_asked_of: EmbeddingProcess | None = None
+        """The process the control questions were last asked of (each process is asked once)."""
         """The vectors of the off-topic control questions, whose best scores make the noise band."""
 
     def compose(self) -> ComposeResult:
@@ -219,9 +226,14 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self.read_corpus(self.params)
         if self._query_text.strip():
             self._submit_query()
+        # Asked now, like the question: answered before the cached vectors arrive, so the first
+        # ranking draws the noise band at once instead of ranking and painting a second time.
+        self._ask_control_questions()
         self._narrate(f"loading {self.config.choice.label} in a separate process")
-        # The relay imports numpy (~0.15 s of the GIL): after the first paint, well before the model is ready.
-        self.call_after_refresh(self.relay_events, self._process)
+        # At once: a warm model is ready ~0.3 s after its process starts, and its events then wait on
+        # this thread's import of numpy (~0.1 s), which after the first paint competed with the
+        # first file's paint and made the cached vectors wait 0.12-0.3 s.
+        self.relay_events(self._process)
         self.call_after_refresh(self._settle_heap)
 
     def _handle_termination(self) -> None:
@@ -303,11 +315,9 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
             return
         windows = cut_corpus(corpus, params)
         self.post_message(CorpusLoaded(corpus, params, windows, window_texts(corpus, windows)))
-
-    @work(thread=True, exclusive=True, group="highlight", exit_on_error=False, description="syntax colours")
-    def warm_up_highlighting(self, paths: list[str]) -> None:
-        """Load Pygments and the corpus's lexers (~0.3 s of Python) before the first ranking needs them."""
-        warm_up(paths)
+        # Then Pygments and the corpus's lexers (~50 ms), here: the first ranking needs them, and a
+        # warm model's cached vectors arrive ~0.1 s after the corpus.
+        warm_up([source.path for source in corpus.files])
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
     def relay_events(self, process: EmbeddingProcess) -> None:
@@ -372,13 +382,22 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self._start_embedding()
         self.versus_corpus_changed(message.corpus)
         self.call_after_refresh(self._settle_heap)
-        # After the corpus is painted: a Python-heavy thread during that paint doubles it (the GIL).
-        self.call_after_refresh(self.warm_up_highlighting, [source.path for source in message.corpus.files])
         # Redraw the shown file with the new grid (or open the first file on the first load).
         if self._shown is not None and self._shown[0] in self._file_rows:
             self.show_file(*self._shown)
         elif message.corpus.files:
-            self.show_file(message.corpus.files[0].path, 0)
+            first = message.corpus.files[0].path
+            if self._query_text.strip() and self.shown_query is None:
+                self._first_file = first
+                self.set_timer(FIRST_FILE_WAIT_S, self._open_first_file)
+            else:
+                self.show_file(first, 0)
+
+    def _open_first_file(self) -> None:
+        """Open the file put off at start-up, unless a file was opened meanwhile."""
+        path, self._first_file = self._first_file, None
+        if path is not None and self._shown is None and path in self._file_rows:
+            self.show_file(path, 0)
 
     @while_shown
     def on_corpus_failed(self, message: CorpusFailed) -> None:
@@ -449,8 +468,8 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self._make_index()
         if self._query_text.strip() and not _asked(self._query_vector):
             self._submit_query()  # not asked before the model was ready, or the process was restarted
-        if len(self._controls) < len(CONTROL_QUESTIONS):
-            self._ask_control_questions()
+        if len(self._controls) < len(CONTROL_QUESTIONS) and self._controls_asked_of is not self._process:
+            self._ask_control_questions()  # a process started again: the first never answered
         self._refresh_status()
 
     @while_shown
@@ -566,6 +585,7 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         if self._process is None:
             return
         self._controls.clear()
+        self._controls_asked_of = self._process
         self.embed_controls({question: self._process.embed_query(question) for question in CONTROL_QUESTIONS})
 
     @while_shown
@@ -641,6 +661,8 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
             self.show_file(*self._shown, scroll=False)
         await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
         self.shown_query = message.query
+        if self._first_file is not None:
+            self.call_after_refresh(self._open_first_file)  # the hits are painted first
         self.rank_versus_now()  # B follows A's question
 
     @on(Input.Changed, "#query")

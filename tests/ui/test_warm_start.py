@@ -1,0 +1,86 @@
+"""What a launch with a question does first: its hits, then the first file; the control questions at once."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+import numpy as np
+import pytest
+from textual.message import Message
+
+from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
+from raglens.embedding_process import EmbeddingProcess
+from raglens.ui.app import FIRST_FILE_WAIT_S, RaglensApp
+from raglens.ui.messages import RankingReady
+from tests.ui.conftest import fully_ranked, make_app, ranked_with_noise_band, wait_until
+
+QUERY = "how are failed jobs retried?"
+FIRST_FILE = "CONTRIBUTING.md"
+"""The corpus's first file, the one the window view opens at start."""
+
+
+def record_openings(app: RaglensApp) -> list[tuple[str, str | None]]:
+    """Each file the window view opens from now on, with the question whose hits were on screen then."""
+    openings: list[tuple[str, str | None]] = []
+    show_file = app.show_file
+
+    def recording(path: str, current: int | None, **options: bool) -> None:
+        openings.append((path, app.shown_query))
+        show_file(path, current, **options)
+
+    app.show_file = recording  # type: ignore[method-assign]
+    return openings
+
+
+async def test_a_launch_question_draws_its_hits_before_the_first_file() -> None:
+    """The first file's paint took ~0.1 s of the UI thread that the first hits waited for."""
+    app = make_app(query=QUERY)
+    openings = record_openings(app)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5) and bool(openings), "hits, then a file")
+        assert openings[0] == (FIRST_FILE, QUERY), "the file opened once the hits were drawn"
+
+
+async def test_without_a_question_the_first_file_opens_with_the_corpus() -> None:
+    app = make_app()
+    openings = record_openings(app)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.corpus is not None and bool(openings), "the corpus and a file")
+        assert openings[0] == (FIRST_FILE, None)
+
+
+async def test_the_first_file_opens_even_when_no_hits_come() -> None:
+    """A model that never loads ranks nothing: the file opens after FIRST_FILE_WAIT_S all the same."""
+    rankings: list[RankingReady] = []
+
+    def record(message: Message) -> None:
+        if isinstance(message, RankingReady):
+            rankings.append(message)
+
+    app = make_app(factory="tests.fakes:never_loading_embedder", query=QUERY)
+    openings = record_openings(app)
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        assert not openings, f"the file waits up to {FIRST_FILE_WAIT_S} s for the hits"
+        await wait_until(pilot, lambda: bool(openings), "the first file, without hits")
+        assert openings[0] == (FIRST_FILE, None) and not rankings and app.model is None
+
+
+async def test_the_control_questions_are_asked_at_mount_and_once_per_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Asked with the question, before the model is ready, and not again when it is: the first ranking
+    can draw the noise band instead of ranking and painting twice."""
+    app = make_app(query=QUERY)
+    asked: list[tuple[str, bool]] = []
+    embed_query = EmbeddingProcess.embed_query
+
+    def recording(process: EmbeddingProcess, text: str) -> Future[np.ndarray]:
+        asked.append((text, app.model is not None))
+        return embed_query(process, text)
+
+    monkeypatch.setattr(EmbeddingProcess, "embed_query", recording)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: ranked_with_noise_band(app, 5), "a ranking with the noise band")
+        controls = [ready for text, ready in asked if text in CONTROL_QUESTIONS]
+        assert controls == [False] * len(CONTROL_QUESTIONS), "each asked once, before the model was ready"

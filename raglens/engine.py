@@ -25,8 +25,8 @@ from raglens.precision import is_exact
 EXPORT_FIRST_FROM = 1000
 """From this many windows to embed on, export before embedding and embed with the fused export.
 
-The export costs ~10 s once torch is loaded; the fused graph embeds ~20% faster than
-sentence-transformers (22 against 18 windows/s here), which repays it near a thousand windows.
+The export costs ~10 s once torch is loaded; the fused graph embeds ~30% faster than
+sentence-transformers (28-30 against 22-25 windows/s here), which repays it near a thousand windows.
 Below that the windows go through sentence-transformers and the export follows them.
 """
 

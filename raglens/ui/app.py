@@ -193,9 +193,9 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self._signals: list[int] = []
         """The signals whose handlers this app installed, removed again when it closes."""
         self._controls: dict[str, np.ndarray] = {}
+        """The vectors of the off-topic control questions, whose best scores make the noise band."""
         self._controls_asked_of: EmbeddingProcess | None = None
         """The process the control questions were last asked of (each process is asked once)."""
-        """The vectors of the off-topic control questions, whose best scores make the noise band."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -469,7 +469,7 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         if self._query_text.strip() and not _asked(self._query_vector):
             self._submit_query()  # not asked before the model was ready, or the process was restarted
         if len(self._controls) < len(CONTROL_QUESTIONS) and self._controls_asked_of is not self._process:
-            self._ask_control_questions()  # a process started again: the first never answered
+            self._ask_control_questions()  # they were asked of a process that ended before answering
         self._refresh_status()
 
     @while_shown

@@ -57,7 +57,9 @@ def split_skip_layer_norms(model: Any) -> int:
     rewritten = []
     for node in graph.node:
         if node.op_type != "SkipLayerNormalization" or any(name for name in node.output[1:]):
-            rewritten.append(node)
+            kept = onnx.NodeProto()
+            kept.CopyFrom(node)  # a copy: the graph's own node list is cleared below
+            rewritten.append(kept)
             continue
         inputs = list(node.input) + [""] * (5 - len(node.input))
         tensor, skip, gamma, beta, bias = inputs

@@ -176,9 +176,9 @@ def _agreement(expected: np.ndarray, exported: Path, fingerprint: ModelFingerpri
 
 
 BULK_BATCH_SIZE = 4
-"""Windows per onnxruntime run. Measured here on 1000-character code windows, length-sorted, 2 threads:
-batches of 1-4 run at 26-29 windows/s, 8 at 25-26, 16 at 24: past 4, the activations of the layer
-norms and GELUs fall out of the cache."""
+"""Windows per onnxruntime run. Measured here (benchmarks/throughput.py, 1000-character code windows,
+length-sorted, 2 threads): runs of 2-4 at 26-30 windows/s, 8 at 28-29 with more spread, 16 at 27:
+past a few windows, the activations of the layer norms and GELUs fall out of the cache."""
 
 
 class OnnxEmbedder:

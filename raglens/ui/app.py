@@ -393,6 +393,11 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
             else:
                 self.show_file(first, 0)
 
+    @property
+    def first_file_pending(self) -> bool:
+        """Whether the first file still waits for the launch question's hits (start-up is not over)."""
+        return self._first_file is not None
+
     def _open_first_file(self) -> None:
         """Open the file put off at start-up, unless a file was opened meanwhile."""
         path, self._first_file = self._first_file, None

@@ -230,9 +230,9 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         # ranking draws the noise band at once instead of ranking and painting a second time.
         self._ask_control_questions()
         self._narrate(f"loading {self.config.choice.label} in a separate process")
-        # At once: a warm model is ready ~0.3 s after its process starts, and its events then wait on
-        # this thread's import of numpy (~0.1 s), which after the first paint competed with the
-        # first file's paint and made the cached vectors wait 0.12-0.3 s.
+        # At once: a warm model is ready ~0.3 s after its process starts, and its events wait on the
+        # relay's import of numpy (~0.1 s); started after the first paint, that import competed with
+        # the first file's paint and the cached vectors waited 0.12-0.3 s.
         self.relay_events(self._process)
         self.call_after_refresh(self._settle_heap)
 

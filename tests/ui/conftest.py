@@ -6,10 +6,12 @@ import time
 from collections.abc import Callable
 
 import pytest
+from textual.message import Message
 from textual.pilot import Pilot
 from textual.screen import Screen
 
 from raglens.ui.app import AppConfig, RaglensApp
+from raglens.ui.messages import RankingReady
 from tests.conftest import REPO_ROOT
 
 WAIT_TIMEOUT_S = 180.0
@@ -21,6 +23,17 @@ def make_app(
 ) -> RaglensApp:
     """The app on ``path`` (relative to the repository, so no absolute path reaches the screen)."""
     return RaglensApp(AppConfig(path=path, embedder_factory=factory, **options))  # type: ignore[arg-type]
+
+
+def ranking_recorder() -> tuple[list[RankingReady], Callable[[Message], None]]:
+    """A list of every RankingReady the app handles, and the ``message_hook`` that fills it."""
+    rankings: list[RankingReady] = []
+
+    def record(message: Message) -> None:
+        if isinstance(message, RankingReady):
+            rankings.append(message)
+
+    return rankings, record
 
 
 async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:

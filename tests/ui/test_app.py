@@ -13,7 +13,6 @@ from textual.widgets import Input, Static
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.engine import Engines
 from raglens.pipeline import build_index, search_index
-from raglens.ui.messages import RankingReady
 from raglens.ui.screens.settings import SettingsScreen
 from raglens.ui.widgets.file_lines import FileLines
 from raglens.ui.widgets.hit_list import HitList
@@ -28,6 +27,7 @@ from tests.ui.conftest import (
     index_complete,
     make_app,
     ranked_with_noise_band,
+    ranking_recorder,
     screen_shown,
     wait_until,
 )
@@ -64,11 +64,7 @@ async def test_typing_a_query_shows_the_exact_top_k() -> None:
 
 
 async def test_a_query_given_at_start_is_ranked_over_the_partial_index_then_again() -> None:
-    rankings: list[RankingReady] = []
-
-    def record(message: Message) -> None:
-        if isinstance(message, RankingReady):
-            rankings.append(message)
+    rankings, record = ranking_recorder()
 
     app = make_app(factory="tests.fakes:PacedHashingEmbedder", query=QUERY)
     async with app.run_test(size=(160, 45), message_hook=record) as pilot:
@@ -332,11 +328,7 @@ async def test_the_file_opened_while_indexing_is_embedded_next(monkeypatch: pyte
 
 
 async def test_the_score_strip_draws_the_noise_band_and_hits_carry_literal_marks() -> None:
-    rankings: list[RankingReady] = []
-
-    def record(message: Message) -> None:
-        if isinstance(message, RankingReady):
-            rankings.append(message)
+    rankings, record = ranking_recorder()
 
     app = make_app(query="drain_pending_jobs")
     async with app.run_test(size=(160, 45), message_hook=record) as pilot:

@@ -6,13 +6,11 @@ from concurrent.futures import Future
 
 import numpy as np
 import pytest
-from textual.message import Message
 
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
 from raglens.embedding_process import EmbeddingProcess
 from raglens.ui.app import FIRST_FILE_WAIT_S, RaglensApp
-from raglens.ui.messages import RankingReady
-from tests.ui.conftest import fully_ranked, make_app, ranked_with_noise_band, wait_until
+from tests.ui.conftest import fully_ranked, make_app, ranked_with_noise_band, ranking_recorder, wait_until
 
 QUERY = "how are failed jobs retried?"
 FIRST_FILE = "CONTRIBUTING.md"
@@ -51,11 +49,7 @@ async def test_without_a_question_the_first_file_opens_with_the_corpus() -> None
 
 async def test_the_first_file_opens_even_when_no_hits_come() -> None:
     """A model that never loads ranks nothing: the file opens after FIRST_FILE_WAIT_S all the same."""
-    rankings: list[RankingReady] = []
-
-    def record(message: Message) -> None:
-        if isinstance(message, RankingReady):
-            rankings.append(message)
+    rankings, record = ranking_recorder()
 
     app = make_app(factory="tests.fakes:never_loading_embedder", query=QUERY)
     openings = record_openings(app)

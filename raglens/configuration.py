@@ -1,15 +1,16 @@
-"""A retrieval configuration — window unit, size, overlap, model, token limit, precision — and the
-``key=value`` forms that name a second one (``--vs``) or a grid of them (``--grid``)."""
+"""A retrieval configuration — window unit, size, overlap, model, token limit, precision — the one
+parser of each of its fields, and the ``key=value`` forms that name a second one (``--vs``) or a
+grid of them (``--grid``)."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from raglens.errors import BadInputError
 from raglens.precision import PRECISIONS
-from raglens.windows import WindowParams
+from raglens.windows import Unit, WindowParams
 
 KEYS = ("unit", "size", "overlap", "model", "max_seq_length", "precision")
 
@@ -37,71 +38,171 @@ class RetrievalConfig:
         return " · ".join(parts)
 
 
-def _pairs(spec: str, what: str) -> list[tuple[str, str]]:
-    pairs = []
-    for item in spec.split(","):
-        key, equals, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not equals or not key:
-            raise BadInputError(f"{what} {spec!r}: expected key=value pairs such as size=800,overlap=100")
+def _whole(name: str, text: str, least: int) -> int:
+    """``text`` as a whole number of at least ``least``, or a BadInputError naming the field ``name``."""
+    try:
+        number = int(text.strip())
+    except ValueError:
+        raise BadInputError(f"{name} must be a whole number, got {text!r}") from None
+    if number < least:
+        raise BadInputError(f"{name} must be at least {least}, got {number}")
+    return number
+
+
+def parse_unit(text: str) -> Unit:
+    """The window unit ``chars``, ``words`` or ``lines``."""
+    try:
+        return Unit(text.strip())
+    except ValueError:
+        known = ", ".join(u.value for u in Unit)
+        raise BadInputError(f"unknown window unit {text!r}; choose one of {known}") from None
+
+
+def parse_size(text: str) -> int:
+    """A window size, in its unit: a whole number of at least 1."""
+    return _whole("size", text, 1)
+
+
+def parse_overlap(text: str) -> int:
+    """A window overlap, in its unit: a whole number of at least 0 (below the size: WindowParams checks)."""
+    return _whole("overlap", text, 0)
+
+
+def parse_model(text: str) -> str:
+    """A sentence-transformers model name or folder, as given but for surrounding spaces."""
+    model = text.strip()
+    if not model:
+        raise BadInputError(f"model needs a model name or folder, got {text!r}")
+    return model
+
+
+def parse_max_seq_length(text: str) -> int:
+    """The tokens of each window the model reads: a whole number of at least 1."""
+    return _whole("max_seq_length", text, 1)
+
+
+def parse_precision(text: str) -> str:
+    """``fp32`` or ``bf16``."""
+    precision = text.strip()
+    if precision not in PRECISIONS:
+        raise BadInputError(f"precision must be one of {', '.join(PRECISIONS)}, got {text!r}")
+    return precision
+
+
+def parse_k(text: str) -> int:
+    """How many hits to show: a whole number of at least 1."""
+    return _whole("k", text, 1)
+
+
+def config_from_fields(base: RetrievalConfig, fields: Mapping[str, str]) -> RetrievalConfig:
+    """``base`` with each field of ``fields`` (a key of KEYS to the user's text) parsed and set.
+
+    What is not given is ``base``'s. The window sizes are set together, so size 100 and overlap 10
+    over 1000/200 never pass through an impossible 100/200. A new unit without a size or overlap
+    takes that unit's defaults (1000 chars are not 1000 lines).
+    """
+    for key in fields:
         if key not in KEYS:
-            raise BadInputError(f"{what} {spec!r}: unknown key {key!r} (keys: {', '.join(KEYS)})")
-        pairs.append((key, value))
+            raise BadInputError(f"unknown key {key!r} (keys: {', '.join(KEYS)})")
+    config = base
+    if "model" in fields:
+        config = replace(config, model=parse_model(fields["model"]))
+    if "precision" in fields:
+        config = replace(config, precision=parse_precision(fields["precision"]))
+    if "max_seq_length" in fields:
+        config = replace(config, max_seq_length=parse_max_seq_length(fields["max_seq_length"]))
+    size = parse_size(fields["size"]) if "size" in fields else None
+    overlap = parse_overlap(fields["overlap"]) if "overlap" in fields else None
+    unit = parse_unit(fields["unit"]) if "unit" in fields else base.params.unit
+    if unit != base.params.unit:
+        params = WindowParams.for_unit(unit, size, overlap)
+    else:
+        params = WindowParams(
+            unit,
+            base.params.size if size is None else size,
+            base.params.overlap if overlap is None else overlap,
+        )
+    return replace(config, params=params)
+
+
+def quote_value(value: str) -> str:
+    """``value`` as written in a spec: in double quotes (a quote inside doubled) when it is empty or
+    holds a comma, a double quote or whitespace, else as it is."""
+    if value and not any(c in ',"' or c.isspace() for c in value):
+        return value
+    return '"' + value.replace('"', '""') + '"'
+
+
+def _split(text: str, is_separator: Callable[[str], bool], what: str) -> list[str]:
+    """The pieces of ``text`` between separators outside double quotes, stripped, quotes kept.
+
+    The one tokenizer of the specs: commas part a spec's items, whitespace the grid form's axes.
+    """
+    pieces: list[str] = []
+    start = 0
+    quoted = False
+    for at, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif not quoted and is_separator(char):
+            pieces.append(text[start:at].strip())
+            start = at + 1
+    if quoted:
+        raise BadInputError(f"{what}: a double quote is not closed")
+    pieces.append(text[start:].strip())
+    return pieces
+
+
+def _unquote(piece: str, what: str) -> str:
+    """A value as written (``piece``, stripped) as the value it names: quotes taken off, ``""`` a ``"``."""
+    if '"' not in piece:
+        return piece
+    inner = piece[1:-1]
+    if len(piece) < 2 or piece[0] != '"' or piece[-1] != '"' or '"' in inner.replace('""', ""):
+        raise BadInputError(
+            f'{what}: quote a whole value, as "/models/e5,small", and double a quote inside it'
+        )
+    return inner.replace('""', '"')
+
+
+def split_pairs(spec: str, what: str) -> list[tuple[str, str]]:
+    """``key=value,key="a,b"`` as its (key, value) pairs, in order; keys are not checked here.
+
+    A BadInputError starts with ``what``, such as ``--vs 'size=800'``.
+    """
+    pairs = []
+    for item in _split(spec, lambda char: char == ",", what):
+        key, equals, value = item.partition("=")
+        key = key.strip()
+        if not equals or not key:
+            raise BadInputError(f"{what}: expected key=value pairs such as size=800,overlap=100")
+        pairs.append((key, _unquote(value.strip(), what)))
     return pairs
 
 
-def _whole(key: str, value: str, what: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise BadInputError(f"{what}: {key} must be a whole number, got {value!r}") from None
+def split_values(text: str, what: str) -> list[str]:
+    """``a,"b,c"`` as its values, in order; a BadInputError starts with ``what``."""
+    return [_unquote(piece, what) for piece in _split(text, lambda char: char == ",", what)]
 
 
-def _apply(base: RetrievalConfig, pairs: Sequence[tuple[str, str]], what: str) -> RetrievalConfig:
-    """``base`` with each ``key=value`` of ``pairs`` set; a BadInputError names ``what`` was wrong.
-
-    The window sizes are set together, so ``size=100,overlap=10`` over 1000/200 never passes through
-    an impossible 100/200. A new unit without a size or overlap takes that unit's defaults (1000
-    chars are not 1000 lines).
-    """
-    given = dict(pairs)
-    if len(given) != len(pairs):
-        raise BadInputError(f"{what}: a key is given twice")
-    config = base
-    if "model" in given:
-        if not given["model"]:
-            raise BadInputError(f"{what}: model= needs a model name or folder")
-        config = replace(config, model=given["model"])
-    if "precision" in given:
-        if given["precision"] not in PRECISIONS:
-            choices = ", ".join(PRECISIONS)
-            raise BadInputError(f"{what}: precision must be one of {choices}, got {given['precision']!r}")
-        config = replace(config, precision=given["precision"])
-    if "max_seq_length" in given:
-        limit = _whole("max_seq_length", given["max_seq_length"], what)
-        if limit < 1:
-            raise BadInputError(f"{what}: max_seq_length must be at least 1, got {limit}")
-        config = replace(config, max_seq_length=limit)
-    size = _whole("size", given["size"], what) if "size" in given else None
-    overlap = _whole("overlap", given["overlap"], what) if "overlap" in given else None
-    try:
-        if "unit" in given and given["unit"] != base.params.unit.value:
-            params = WindowParams.for_unit(given["unit"], size, overlap)
-        else:
-            unit = base.params.unit
-            params = WindowParams(
-                unit,
-                base.params.size if size is None else size,
-                base.params.overlap if overlap is None else overlap,
-            )
-    except BadInputError as error:
-        raise BadInputError(f"{what}: {error}") from None
-    return replace(config, params=params)
+def split_axes(text: str) -> list[str]:
+    """The grid form's axes, apart by whitespace outside double quotes (``model="my model",b``)."""
+    return [piece for piece in _split(text, str.isspace, f"axes {text!r}") if piece]
 
 
 def parse_vs(spec: str, base: RetrievalConfig) -> RetrievalConfig:
     """Configuration B from ``size=800,overlap=100``: what is not given is inherited from ``base``."""
-    return _apply(base, _pairs(spec, "--vs"), f"--vs {spec}")
+    pairs = split_pairs(spec, f"--vs {spec!r}")
+    for key, _ in pairs:
+        if key not in KEYS:
+            raise BadInputError(f"--vs {spec!r}: unknown key {key!r} (keys: {', '.join(KEYS)})")
+    fields = dict(pairs)
+    if len(fields) != len(pairs):
+        raise BadInputError(f"--vs {spec}: a key is given twice")
+    try:
+        return config_from_fields(base, fields)
+    except BadInputError as error:
+        raise BadInputError(f"--vs {spec}: {error}") from None
 
 
 @dataclass(frozen=True)
@@ -111,6 +212,10 @@ class GridAxis:
     key: str
     values: tuple[str, ...]
 
+    def spec(self) -> str:
+        """The axis as ``--grid`` takes it, each value quoted when it needs to be."""
+        return f"{self.key}=" + ",".join(quote_value(value) for value in self.values)
+
 
 def parse_grid_axis(spec: str) -> GridAxis:
     """``size=600,800,1000`` as an axis; the values are checked when the grid is built."""
@@ -118,7 +223,7 @@ def parse_grid_axis(spec: str) -> GridAxis:
     key = key.strip()
     if not equals or key not in KEYS:
         raise BadInputError(f"--grid {spec!r}: expected KEY=V1,V2,… with KEY one of {', '.join(KEYS)}")
-    parsed = tuple(value.strip() for value in values.split(","))
+    parsed = tuple(split_values(values, f"--grid {spec!r}"))
     if not all(parsed):
         raise BadInputError(f"--grid {spec!r}: an empty value")
     if len(set(parsed)) != len(parsed):
@@ -137,6 +242,10 @@ def grid_configs(base: RetrievalConfig, axes: Sequence[GridAxis]) -> list[Retrie
         raise BadInputError("--grid: a key is given twice")
     configs = []
     for combination in itertools.product(*(axis.values for axis in axes)):
-        pairs = list(zip(keys, combination, strict=True))
-        configs.append(_apply(base, pairs, "--grid " + ",".join(f"{key}={value}" for key, value in pairs)))
+        fields = dict(zip(keys, combination, strict=True))
+        try:
+            configs.append(config_from_fields(base, fields))
+        except BadInputError as error:
+            named = ",".join(f"{key}={quote_value(value)}" for key, value in fields.items())
+            raise BadInputError(f"--grid {named}: {error}") from None
     return configs

@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
-from raglens.configuration import RetrievalConfig, grid_configs, parse_grid_axis, parse_vs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from raglens.configuration import (
+    KEYS,
+    GridAxis,
+    RetrievalConfig,
+    config_from_fields,
+    grid_configs,
+    parse_grid_axis,
+    parse_k,
+    parse_max_seq_length,
+    parse_model,
+    parse_overlap,
+    parse_precision,
+    parse_size,
+    parse_unit,
+    parse_vs,
+    quote_value,
+    split_axes,
+    split_pairs,
+    split_values,
+)
 from raglens.errors import BadInputError
 from raglens.windows import Unit, WindowParams
 
@@ -79,3 +102,138 @@ def test_a_token_limit_is_part_of_the_fingerprint_only_when_it_is_not_the_model_
     assert same.digest == own.digest, "naming the default limit keeps the cached vectors"
     assert longer.digest != own.digest and longer.max_seq_length == 512
     assert longer.files_digest == own.files_digest, "one ONNX export serves both"
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "value"),
+    [
+        (parse_unit, "lines", Unit.LINES),
+        (parse_unit, " words ", Unit.WORDS),
+        (parse_size, "800", 800),
+        (parse_size, " 1 ", 1),
+        (parse_overlap, "0", 0),
+        (parse_overlap, "100", 100),
+        (parse_model, "/models/e5,small", "/models/e5,small"),
+        (parse_model, " all-MiniLM-L6-v2 ", "all-MiniLM-L6-v2"),
+        (parse_max_seq_length, "512", 512),
+        (parse_precision, "bf16", "bf16"),
+        (parse_precision, "fp32", "fp32"),
+        (parse_k, "8", 8),
+    ],
+)
+def test_each_field_parser_gives_the_typed_value(
+    parse: Callable[[str], object], text: str, value: object
+) -> None:
+    assert parse(text) == value
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "message"),
+    [
+        (parse_unit, "pages", "unknown window unit 'pages'; choose one of chars, words, lines"),
+        (parse_size, "abc", "size must be a whole number, got 'abc'"),
+        (parse_size, "", "size must be a whole number, got ''"),
+        (parse_size, "0", "size must be at least 1, got 0"),
+        (parse_overlap, "1.5", "overlap must be a whole number, got '1.5'"),
+        (parse_overlap, "-1", "overlap must be at least 0, got -1"),
+        (parse_model, "  ", "model needs a model name or folder, got '  '"),
+        (parse_max_seq_length, "many", "max_seq_length must be a whole number, got 'many'"),
+        (parse_max_seq_length, "0", "max_seq_length must be at least 1, got 0"),
+        (parse_precision, "int8", "precision must be one of fp32, bf16, got 'int8'"),
+        (parse_k, "abc", "k must be a whole number, got 'abc'"),
+        (parse_k, "0", "k must be at least 1, got 0"),
+    ],
+)
+def test_each_field_parser_refuses_with_one_message(
+    parse: Callable[[str], object], text: str, message: str
+) -> None:
+    with pytest.raises(BadInputError) as raised:
+        parse(text)
+    assert str(raised.value) == message
+
+
+def test_config_from_fields_inherits_what_is_not_given_and_sets_the_sizes_together() -> None:
+    assert config_from_fields(A, {}) == A
+    assert config_from_fields(A, {"size": "100", "overlap": "10"}).params == WindowParams(Unit.CHARS, 100, 10)
+    assert config_from_fields(A, {"unit": "words"}).params == WindowParams.for_unit("words")
+    assert config_from_fields(A, {"unit": "chars", "size": "300"}).params == WindowParams(
+        Unit.CHARS, 300, 200
+    )
+    b = config_from_fields(A, {"model": "/models/e5,small", "max_seq_length": "128"})
+    assert b == RetrievalConfig(A.params, "/models/e5,small", 128, "fp32")
+    with pytest.raises(BadInputError, match="unknown key 'colour'"):
+        config_from_fields(A, {"colour": "blue"})
+    with pytest.raises(BadInputError, match=r"^window overlap \(200\) must be smaller than the size \(100\)"):
+        config_from_fields(A, {"size": "100"})
+
+
+def test_a_model_with_a_comma_is_quoted_in_vs_and_grid() -> None:
+    b = parse_vs('model="/models/e5,small",size=500', A)
+    assert b == RetrievalConfig(WindowParams(Unit.CHARS, 500, 200), "/models/e5,small", None, "fp32")
+    assert parse_vs('model = "/models/e5,small" , precision=bf16', A).model == "/models/e5,small"
+    assert parse_vs('model="say ""hi"""', A).model == 'say "hi"'
+    axis = parse_grid_axis('model=all-MiniLM-L6-v2,"/models/e5,small"')
+    assert axis == GridAxis("model", ("all-MiniLM-L6-v2", "/models/e5,small"))
+    assert [c.model for c in grid_configs(A, [axis])] == ["all-MiniLM-L6-v2", "/models/e5,small"]
+    assert axis.spec() == 'model=all-MiniLM-L6-v2,"/models/e5,small"'
+    assert parse_grid_axis(axis.spec()) == axis
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ('model="/models/e5,small', "--vs 'model=\"/models/e5,small': a double quote is not closed"),
+        ('model=/models/"e5",size=1', "quote a whole value"),
+        ('model="/models/e5" small', "quote a whole value"),
+    ],
+)
+def test_a_bad_quote_in_vs_is_one_clear_line(spec: str, message: str) -> None:
+    with pytest.raises(BadInputError) as raised:
+        parse_vs(spec, A)
+    assert message in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_bad_quote_in_grid_is_one_clear_line() -> None:
+    with pytest.raises(BadInputError, match="--grid 'model=a,\"b': a double quote is not closed"):
+        parse_grid_axis('model=a,"b')
+    with pytest.raises(BadInputError, match="an empty value"):
+        parse_grid_axis('model=a,""')
+    with pytest.raises(BadInputError, match="given twice"):
+        parse_grid_axis('model=a,"a"')
+
+
+def test_a_grid_combination_that_fails_is_named_with_its_quotes() -> None:
+    axes = [parse_grid_axis('model="/models/e5,small"'), parse_grid_axis("max_seq_length=0")]
+    with pytest.raises(BadInputError) as raised:
+        grid_configs(A, axes)
+    assert str(raised.value) == (
+        '--grid model="/models/e5,small",max_seq_length=0: max_seq_length must be at least 1, got 0'
+    )
+
+
+spec_keys = st.from_regex(r"[a-z_]{1,12}", fullmatch=True)
+
+
+@given(st.text())
+def test_quote_value_leaves_a_plain_value_as_it_is(value: str) -> None:
+    quoted = quote_value(value)
+    plain = bool(value) and not any(c in ',"' or c.isspace() for c in value)
+    assert (quoted == value) == plain
+
+
+@given(st.lists(st.tuples(spec_keys, st.text()), min_size=1))
+def test_quoted_pairs_come_back_from_the_tokenizer_as_they_were(pairs: list[tuple[str, str]]) -> None:
+    spec = ",".join(f"{key}={quote_value(value)}" for key, value in pairs)
+    assert split_pairs(spec, "--vs") == pairs
+
+
+@given(st.lists(st.text(), min_size=1))
+def test_quoted_values_come_back_from_the_tokenizer_as_they_were(values: list[str]) -> None:
+    assert split_values(",".join(quote_value(value) for value in values), "--grid") == values
+
+
+@given(st.lists(st.tuples(st.sampled_from(KEYS), st.lists(st.text(min_size=1), min_size=1, unique=True))))
+def test_grid_axes_come_back_through_spec_and_the_form_s_split(axes: list[tuple[str, list[str]]]) -> None:
+    grid = [GridAxis(key, tuple(values)) for key, values in axes]
+    assert [parse_grid_axis(axis.spec()) for axis in grid] == grid
+    assert [parse_grid_axis(spec) for spec in split_axes(" ".join(axis.spec() for axis in grid))] == grid

@@ -12,7 +12,14 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, ProgressBar, Static
 
-from raglens.configuration import GridAxis, RetrievalConfig, grid_configs, parse_grid_axis
+from raglens.configuration import (
+    GridAxis,
+    RetrievalConfig,
+    grid_configs,
+    parse_grid_axis,
+    parse_k,
+    split_axes,
+)
 from raglens.errors import BadInputError
 from raglens.printable import printable_name
 from raglens.ui.screens.form_rows import text_row
@@ -32,16 +39,11 @@ class GridRequest:
 
 def parse_request(axes_text: str, k_text: str, base: RetrievalConfig) -> GridRequest:
     """The form's text as a request; a BadInputError says what is wrong, as the CLI would."""
-    specs = axes_text.split()
+    specs = split_axes(axes_text)
     if not specs:
         raise BadInputError("name at least one axis, such as size=600,800,1000")
     axes = tuple(parse_grid_axis(spec) for spec in specs)
-    try:
-        k = int(k_text.strip())
-    except ValueError:
-        raise BadInputError(f"k must be a whole number, got {k_text!r}") from None
-    if k < 1:
-        raise BadInputError(f"k must be at least 1, got {k}")
+    k = parse_k(k_text)
     return GridRequest(axes, k, len(grid_configs(base, axes)))
 
 

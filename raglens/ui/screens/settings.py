@@ -12,7 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
-from raglens.errors import RaglensError
+from raglens.configuration import parse_k, parse_overlap, parse_size, parse_unit
+from raglens.errors import BadInputError
 from raglens.ui.screens.form_rows import text_row, unit_row
 from raglens.windows import WindowParams
 
@@ -26,16 +27,10 @@ class Settings:
 
 
 def parse_settings(unit: str, size: str, overlap: str, k: str) -> Settings:
-    """Settings from the form's text, or a :class:`RaglensError` that says what is wrong."""
-    numbers: dict[str, int] = {}
-    for name, value in (("size", size), ("overlap", overlap), ("k", k)):
-        try:
-            numbers[name] = int(value.strip())
-        except ValueError:
-            raise RaglensError(f"{name} must be a whole number, got {value!r}") from None
-    if numbers["k"] <= 0:
-        raise RaglensError(f"k must be at least 1, got {numbers['k']}")
-    return Settings(WindowParams.for_unit(unit, numbers["size"], numbers["overlap"]), numbers["k"])
+    """Settings from the form's text, or a BadInputError with the same message as the CLI's ``--vs``."""
+    fields = parse_unit(unit), parse_size(size), parse_overlap(overlap)
+    hits = parse_k(k)
+    return Settings(WindowParams(*fields), hits)
 
 
 class SettingsScreen(ModalScreen[Settings | None]):
@@ -76,7 +71,7 @@ class SettingsScreen(ModalScreen[Settings | None]):
     def apply(self) -> None:
         try:
             settings = parse_settings(*self._form())
-        except RaglensError as error:
+        except BadInputError as error:
             self.query_one("#settings-error", Static).update(Text(str(error), style="bold red"))
             return
         self.dismiss(settings)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual import on
@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
-from raglens.configuration import RetrievalConfig, parse_vs
+from raglens.configuration import RetrievalConfig, config_from_fields
 from raglens.errors import BadInputError
 from raglens.ui.screens.form_rows import text_row, unit_row
 
@@ -22,16 +22,6 @@ class VersusChoice:
     """What the form closed with: a configuration B, or None to stop comparing."""
 
     config: RetrievalConfig | None
-
-
-def spec_from_form(unit: str, size: str, overlap: str, model: str, max_seq_length: str) -> str:
-    """The form's fields as a ``--vs`` spec: the same parsing and the same messages as the CLI."""
-    pairs = [f"unit={unit.strip()}", f"size={size.strip()}", f"overlap={overlap.strip()}"]
-    if model.strip():
-        pairs.append(f"model={model.strip()}")
-    if max_seq_length.strip():
-        pairs.append(f"max_seq_length={max_seq_length.strip()}")
-    return ",".join(pairs)
 
 
 class VersusScreen(ModalScreen[VersusChoice | None]):
@@ -65,20 +55,28 @@ class VersusScreen(ModalScreen[VersusChoice | None]):
                     yield Button("Stop comparing", id="versus-stop")
                 yield Button("Cancel", id="versus-cancel")
 
-    def _spec(self) -> str:
-        return spec_from_form(
-            str(self.query_one("#versus-unit", Select).value),
-            self.query_one("#versus-size", Input).value,
-            self.query_one("#versus-overlap", Input).value,
-            self.query_one("#versus-model", Input).value,
-            self.query_one("#versus-tokens", Input).value,
-        )
+    def _config(self) -> RetrievalConfig:
+        """B from the fields, each parsed as the CLI's ``--vs`` parses it; precision is A's.
+
+        An empty model or token limit is what its placeholder says (the bundled model, the model's
+        own limit), not A's.
+        """
+        fields = {
+            "unit": str(self.query_one("#versus-unit", Select).value),
+            "size": self.query_one("#versus-size", Input).value,
+            "overlap": self.query_one("#versus-overlap", Input).value,
+        }
+        for key, field_id in (("model", "#versus-model"), ("max_seq_length", "#versus-tokens")):
+            text = self.query_one(field_id, Input).value
+            if text.strip():
+                fields[key] = text
+        return config_from_fields(replace(self._a, model=None, max_seq_length=None), fields)
 
     @on(Button.Pressed, "#versus-apply")
     @on(Input.Submitted)
     def apply(self) -> None:
         try:
-            config = parse_vs(self._spec(), self._a)
+            config = self._config()
         except BadInputError as error:
             self.query_one("#versus-error", Static).update(Text(str(error), style="bold red"))
             return

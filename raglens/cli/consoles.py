@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TextIO
 
 from rich.console import Console
 
@@ -15,14 +16,15 @@ PIPED_WIDTH = 200
 """Columns for tables when the output is a file or a pipe (unless COLUMNS says otherwise)."""
 
 
-def console_for(*, stderr: bool = False) -> Console:
-    """A console on stdout (or stderr) that wraps at the terminal's width, and never in a file or pipe."""
-    stream = sys.stderr if stderr else sys.stdout
+def console_for(*, stderr: bool = False, file: TextIO | None = None) -> Console:
+    """A console on stdout (or stderr, or ``file``) that wraps at the terminal's width, and never in a
+    file or pipe."""
+    stream = file if file is not None else sys.stderr if stderr else sys.stdout
     try:
         interactive = stream.isatty()
     except (AttributeError, ValueError):
         interactive = False
     if interactive:
-        return Console(stderr=stderr, highlight=False)
+        return Console(file=file, stderr=stderr, highlight=False)
     width = None if os.environ.get("COLUMNS") else PIPED_WIDTH
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    return Console(file=file, stderr=stderr, highlight=False, soft_wrap=True, width=width)

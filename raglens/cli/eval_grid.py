@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import io
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from raglens.cli.comparing import arguments_for
+from raglens.cli.consoles import console_for
 from raglens.cli.documents import model_document, parameters_document
 from raglens.cli.lab_documents import eval_document
 from raglens.cli.narration import Narrator
@@ -24,6 +26,7 @@ from raglens.diagnostics.golden import GoldenCase
 from raglens.diagnostics.grid import GridRow, best_row, chart_series, shown_value, varied_keys
 from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.fingerprint import max_seq_length_of, model_folder
+from raglens.grid_events import GridEvent, GridRowDone, GridStarted, RowFigures, encode
 from raglens.printable import printable_name
 from raglens.tokens import TokenCounter
 
@@ -79,21 +82,42 @@ def run_grid(
     cases: Sequence[GoldenCase],
     narrator: Narrator,
     stderr: Console,
+    listen: Callable[[GridEvent], None] | None = None,
 ) -> list[tuple[GridRow, PreparedIndex]]:
-    """Every configuration in turn, narrating which one runs and about how long the rest will take."""
+    """Every configuration in turn, narrating which one runs and about how long the rest will take.
+
+    ``listen`` hears a GridStarted and a GridRowDone for each configuration.
+    """
     done: list[tuple[GridRow, PreparedIndex]] = []
     started = time.monotonic()
+    total = len(configs)
     for number, config in enumerate(configs, 1):
-        eta = ""
+        seconds_left = None
         if done:
             per_config = (time.monotonic() - started) / len(done)
-            eta = f"; about {per_config * (len(configs) - len(done)):.0f} s left at the pace so far"
-        narrator.say(f"grid {number}/{len(configs)}: {config.describe()}{eta}")
-        narrator.grid_step(len(done), len(configs), config.describe())
+            seconds_left = round(per_config * (total - len(done)))
+        eta = "" if seconds_left is None else f"; about {seconds_left} s left at the pace so far"
+        narrator.say(f"grid {number}/{total}: {config.describe()}{eta}")
+        narrator.grid_step(len(done), total, config.describe())
+        if listen is not None:
+            listen(GridStarted(number, total, config.describe(), seconds_left))
         corpus = done[0][1].corpus if done else None
-        done.append(evaluate_config(args, config, cases, narrator, stderr, corpus))
-    narrator.grid_step(len(configs), len(configs), "done")
+        row, prepared = evaluate_config(args, config, cases, narrator, stderr, corpus)
+        done.append((row, prepared))
+        if listen is not None:
+            listen(GridRowDone(number, total, RowFigures.of(row)))
+    narrator.grid_step(total, total, "done")
     return done
+
+
+def event_writer(stream: TextIO) -> Callable[[GridEvent], None]:
+    """Write each event to ``stream`` as one JSON line, flushed at once for the reader waiting on it."""
+
+    def write(event: GridEvent) -> None:
+        stream.write(encode(event) + "\n")
+        stream.flush()
+
+    return write
 
 
 def grid_document(args: argparse.Namespace, rows: Sequence[GridRow]) -> list[dict[str, Any]]:
@@ -167,6 +191,13 @@ def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequenc
     console.print(table)
     console.print()
     console.print(terminal_chart(k, rows))
+
+
+def grid_report(k: int, axes: Sequence[GridAxis], rows: Sequence[GridRow]) -> str:
+    """The table and the chart as :func:`print_grid` prints them to a pipe (at ``COLUMNS``, if set)."""
+    buffer = io.StringIO()
+    print_grid(console_for(file=buffer), k, axes, rows)
+    return buffer.getvalue()
 
 
 CHART_HEIGHT = 10

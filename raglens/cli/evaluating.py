@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -19,18 +22,65 @@ from raglens.cli.narration import Narrator
 from raglens.cli.searching import engine_header, prepare_index, stdout_kept_for_data
 from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import GoldenCase, read_golden
-from raglens.errors import BadInputError
+from raglens.errors import BadInputError, RaglensError
 from raglens.windows import WindowParams
+
+if TYPE_CHECKING:
+    from raglens.grid_events import GridEvent
 
 
 def run_eval(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
     """Read the golden set first (a bad line fails before any model loads), then index and score it."""
+    if args.events:
+        return _run_with_events(args, params, stderr)
+    return _run_eval(args, params, stderr, None)
+
+
+def _run_with_events(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
+    """``--events``: the grid as JSON lines on stdout, ended by a GridFailed on any failure, which then
+    ends the command as it would without the flag (its message on stderr, its exit code)."""
+    from raglens.cli.eval_grid import event_writer
+    from raglens.grid_events import GridFailed
+
+    write = event_writer(sys.stdout)  # the real stdout: model libraries' prints go to stderr meanwhile
+    try:
+        if not args.grid:
+            raise BadInputError("--events streams an eval grid: add --grid KEY=V1,V2")
+        if args.json:
+            raise BadInputError("--events and --json both print on stdout: choose one")
+        return _run_eval(args, params, stderr, write)
+    except RaglensError as error:
+        _last_word(write, GridFailed(str(error)))
+        raise
+    except KeyboardInterrupt as error:
+        from raglens.cli.main import Terminated
+
+        _last_word(write, GridFailed("terminated" if isinstance(error, Terminated) else "interrupted"))
+        raise
+    except Exception as error:
+        _last_word(write, GridFailed(f"{type(error).__name__}: {error}"))
+        raise
+
+
+def _last_word(write: Callable[[GridEvent], None], event: GridEvent) -> None:
+    """Send the failure, unless the reader went away (the failure may be that)."""
+    with contextlib.suppress(OSError):
+        write(event)
+
+
+def _run_eval(
+    args: argparse.Namespace,
+    params: WindowParams,
+    stderr: Console,
+    events: Callable[[GridEvent], None] | None,
+) -> int:
+    """The evaluation, of one configuration or a grid; ``events``: where the grid sends its events."""
     if args.floor is not None and not math.isfinite(args.floor):
         raise BadInputError(f"--floor must be a number, got {args.floor}")
     save_folder = _save_folder(args.save)
     cases = read_golden(args.golden)
     if args.grid:
-        return _run_eval_grid(args, params, stderr, cases, save_folder)
+        return _run_eval_grid(args, params, stderr, cases, save_folder, events)
     json_mode = bool(args.json)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
         prepared = prepare_index(args, params, narrator, stderr)
@@ -71,18 +121,24 @@ def _run_eval_grid(
     stderr: Console,
     cases: list[GoldenCase],
     save_folder: Path | None,
+    events: Callable[[GridEvent], None] | None,
 ) -> int:
-    """The golden set over every combination of ``--grid``: every combination is checked first."""
+    """The golden set over every combination of ``--grid``: every combination is checked first.
+
+    ``events``: where the grid's events go, its report last, instead of the table or the document.
+    """
     from raglens.cli.comparing import config_a
-    from raglens.cli.eval_grid import grid_document, ledger_document, print_grid, run_grid
+    from raglens.cli.eval_grid import grid_document, grid_report, ledger_document, print_grid, run_grid
     from raglens.configuration import grid_configs, parse_grid_axis
+    from raglens.grid_events import GridFinished
 
     axes = [parse_grid_axis(spec) for spec in args.grid]
     configs = grid_configs(config_a(args, params), axes)
     plot = _plot_target(args.plot)
     json_mode = bool(args.json)
-    with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
-        done = run_grid(args, configs, cases, narrator, stderr)
+    data_on_stdout = json_mode or events is not None
+    with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(data_on_stdout):
+        done = run_grid(args, configs, cases, narrator, stderr, events)
     rows = [row for row, _ in done]
     header = {
         "schema": SCHEMA_VERSION,
@@ -100,7 +156,9 @@ def _run_eval_grid(
 
         save_plot(plot, args.k, rows)
         stderr.print(f"raglens: drew the chart to {plot}", markup=False)
-    if json_mode:
+    if events is not None:
+        events(GridFinished(grid_report(args.k, axes, rows)))
+    elif json_mode:
         print(
             dump(
                 {

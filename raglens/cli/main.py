@@ -286,6 +286,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             metavar="FILE",
             help="with --grid, also draw recall@k and MRR against the varied parameter (FILE: .svg or .png)",
         )
+        parser.add_argument(
+            "--events",
+            action="store_true",
+            help="with --grid, for programs: JSON lines on stdout, one per configuration started and "
+            "evaluated, then the report or the failure (see raglens/grid_events.py)",
+        )
         _add_model_arguments(parser)
         parser.set_defaults(k=8)
     else:

@@ -1,26 +1,34 @@
-"""The explorer's ``x`` key: the eval grid over the golden file, run as a child ``raglens eval --grid``
-with a progress bar, then its table and chart in a report.
+"""The explorer's ``x`` key: the eval grid over the golden file, run as a child ``raglens eval --grid
+--events`` with a progress bar, then its table and chart in a report.
 
-A mixin of the app; the worker only reads the child and posts messages, the handlers own the state.
+A mixin of the app; the worker only reads the child and posts its events, the handler owns the state.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
 from textual.app import App
+from textual.message import Message
 
 from raglens.errors import BadInputError
+from raglens.grid_events import GridEvent, GridFailed, GridFinished, GridRowDone, GridStarted
 from raglens.printable import printable
 from raglens.ui.grid_run import GridChild, grid_command
-from raglens.ui.messages import GridDone, GridStepped, while_shown
+from raglens.ui.messages import while_shown
 from raglens.ui.screens.grid import GridRequest, GridRunScreen, GridScreen
 from raglens.ui.screens.report import ReportScreen
 from raglens.ui.versus_run import config_of
+
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # textual depends on typing_extensions
+    from typing_extensions import assert_never
 
 if TYPE_CHECKING:
     from raglens.ui.app_config import AppConfig
@@ -29,6 +37,14 @@ if TYPE_CHECKING:
 REPORT_WIDTH = 110
 """The report box's width (raglens.tcss #report-box); its frame and padding take REPORT_MARGIN."""
 REPORT_MARGIN = 8
+
+
+@dataclass
+class GridEventArrived(Message):
+    """The grid's child sent an event (or ended without its last one, and ``events`` made it up)."""
+
+    child: GridChild
+    event: GridEvent
 
 
 class GridActions(App[None]):
@@ -89,34 +105,40 @@ class GridActions(App[None]):
 
     @work(thread=True, group="grid", exit_on_error=False, description="eval grid")
     def follow_grid(self, child: GridChild) -> None:
-        """Post each configuration the child starts, then its report."""
-        for step in child.progress():
-            self.post_message(GridStepped(child, step))
-        code, out = child.report()
-        self.post_message(GridDone(child, code, out, tuple(child.errors[-3:])))
+        """Post each event of the child's, its last one included."""
+        for event in child.events():
+            self.post_message(GridEventArrived(child, event))
 
     @while_shown
-    def on_grid_stepped(self, message: GridStepped) -> None:
-        if message.child is not self.grid_child or not isinstance(self.screen, GridRunScreen):
-            return
-        step = message.step
-        self.screen.show_step(step.number, step.total, step.config, step.seconds_left)
-
-    @while_shown
-    def on_grid_done(self, message: GridDone) -> None:
+    def on_grid_event_arrived(self, message: GridEventArrived) -> None:
+        """Move the progress on, or end the grid with its report or its failure."""
         if message.child is not self.grid_child:
-            return  # stopped by the user: its end says nothing new
+            return  # stopped by the user: what it says now changes nothing
+        event = message.event
+        match event:
+            case GridStarted(number=number, total=total, config=config, seconds_left=seconds_left):
+                if isinstance(self.screen, GridRunScreen):
+                    self.screen.show_step(number, total, config, seconds_left)
+            case GridRowDone(number=number, total=total):
+                if isinstance(self.screen, GridRunScreen):
+                    self.screen.show_done(number, total)
+            case GridFinished(report=report):
+                self._grid_ended()
+                self._narrate("eval grid done")
+                self.push_screen(ReportScreen("Eval grid", Text(printable(report))))
+            case GridFailed(message=why):
+                self._grid_ended()
+                self.notify(
+                    printable(why), title="the eval grid failed", severity="error", timeout=30, markup=False
+                )
+            case _:
+                assert_never(event)
+
+    def _grid_ended(self) -> None:
+        """The grid ended by itself: forget it and close its progress screen."""
         self.grid_child = None
         if isinstance(self.screen, GridRunScreen):
             self.screen.dismiss(None)
-        if message.code != 0:
-            why = "; ".join(message.errors) or f"exit code {message.code}"
-            self.notify(
-                printable(why), title="the eval grid failed", severity="error", timeout=30, markup=False
-            )
-            return
-        self._narrate("eval grid done")
-        self.push_screen(ReportScreen("Eval grid", Text(printable(message.report))))
 
     def stop_grid(self) -> None:
         """End a running grid with the app."""

@@ -1,4 +1,5 @@
-"""An eval grid run from the explorer: ``raglens eval … --grid`` as a child process, read line by line.
+"""An eval grid run from the explorer: ``raglens eval … --grid … --events`` as a child process, its
+events (raglens.grid_events) read line by line.
 
 A child, not a thread: the grid loads models (torch, for a configuration not yet exported), which
 would hold the UI's GIL for seconds. The child dies with the explorer, SIGKILL included.
@@ -7,42 +8,29 @@ would hold the UI's GIL for seconds. The child dies with the explorer, SIGKILL i
 from __future__ import annotations
 
 import os
-import re
+import signal
 import subprocess
 import sys
 import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from raglens.configuration import GridAxis
+from raglens.errors import BadInputError
+from raglens.grid_events import GridEvent, GridFailed, GridFinished, GridStarted, decode
 from raglens.parent_death import DIE_WITH_PARENT_ENV
 from raglens.ui.app_config import AppConfig
 
-_PROGRESS = re.compile(r"^-> grid (\d+)/(\d+): (.*?)(?:; about (\d+) s left at the pace so far)?$")
+GridProgress = GridStarted
+"""The old name of a started configuration, until messages.py's GridStepped, its last user, goes."""
 
-
-@dataclass(frozen=True)
-class GridProgress:
-    """The grid started configuration ``number`` of ``total``."""
-
-    number: int
-    total: int
-    config: str
-    seconds_left: int | None
-
-
-def parse_progress(line: str) -> GridProgress | None:
-    """A ``-> grid 2/4: … about 10 s left`` narration line, or None for any other line."""
-    match = _PROGRESS.match(line.strip())
-    if match is None:
-        return None
-    number, total, config, left = match.groups()
-    return GridProgress(int(number), int(total), config, int(left) if left else None)
+COMPLAINTS_SHOWN = 3
+"""The child's last stderr lines (narration aside) that explain an end it did not report."""
 
 
 def grid_command(config: AppConfig, golden: str, axes: Sequence[GridAxis], k: int) -> list[str]:
     """The ``raglens eval`` command line for this corpus, model and cache, over ``axes``."""
-    command = [sys.executable, "-m", "raglens", "eval", config.path, golden, "-k", str(k)]
+    command = [sys.executable, "-m", "raglens", "eval", config.path, golden, "-k", str(k), "--events"]
     command += ["--unit", config.params.unit.value, "--size", str(config.params.size)]
     command += ["--overlap", str(config.params.overlap), "--max-file-bytes", str(config.max_file_bytes)]
     for axis in axes:
@@ -64,7 +52,7 @@ def grid_command(config: AppConfig, golden: str, axes: Sequence[GridAxis], k: in
 
 
 class GridChild:
-    """The running grid: its narration line by line, then its report (the table and the chart)."""
+    """The running grid: the events it sends on stdout, its stderr drained alongside."""
 
     def __init__(self, command: Sequence[str], width: int) -> None:
         environment = {**os.environ, DIE_WITH_PARENT_ENV: str(os.getpid()), "COLUMNS": str(width)}
@@ -79,32 +67,58 @@ class GridChild:
             errors="replace",
             env=environment,
         )
-        self.errors: list[str] = []
-        """Narration lines that are not progress: the last ones explain a failure."""
-        self._out: list[str] = []
-        # stdout is read alongside stderr: a report larger than the pipe would otherwise block the child.
-        self._reader = threading.Thread(target=self._read_out, daemon=True)
-        self._reader.start()
+        self._complaints: deque[str] = deque(maxlen=COMPLAINTS_SHOWN)
+        """The last lines of stderr that are not narration: they explain a crash."""
+        # stderr is read alongside stdout: a child narrating more than the pipe holds would block.
+        self._drain = threading.Thread(target=self._read_stderr, daemon=True, name="grid stderr")
+        self._drain.start()
 
-    def _read_out(self) -> None:
-        assert self._process.stdout is not None
-        self._out.append(self._process.stdout.read())
-
-    def progress(self) -> Iterator[GridProgress]:
-        """Each configuration as the child starts it, until its narration ends."""
+    def _read_stderr(self) -> None:
         assert self._process.stderr is not None
         for line in self._process.stderr:
-            step = parse_progress(line)
-            if step is not None:
-                yield step
-            elif line.strip() and not line.startswith("-> "):
-                self.errors.append(line.rstrip())
+            if line.strip() and not line.startswith("-> "):
+                self._complaints.append(line.rstrip())
 
-    def report(self) -> tuple[int, str]:
-        """The exit code and what the child printed: the table and the chart, or nothing on failure."""
+    def events(self) -> Iterator[GridEvent]:
+        """Each event as the child sends it, until its GridFinished or GridFailed.
+
+        A child that ends without either (killed, crashed) or sends a line that is not an event ends
+        with a GridFailed made up here, from its exit code and its last complaints.
+        """
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            if not line.endswith("\n"):
+                break  # cut short by the child's end: the exit code says more than the fragment
+            try:
+                event = decode(line)
+            except BadInputError as error:
+                self.stop()
+                self._drain.join()
+                yield GridFailed(str(error))
+                return
+            yield event
+            if isinstance(event, (GridFinished, GridFailed)):
+                self._end()
+                return
+        yield GridFailed(self._why_ended(self._end()))
+
+    def _end(self) -> int:
+        """Wait for the child to exit and for its stderr to be read; its exit code."""
         code = self._process.wait()
-        self._reader.join()
-        return code, "".join(self._out)
+        self._drain.join()
+        return code
+
+    def _why_ended(self, code: int) -> str:
+        """A GridFailed's message for a child that exited with ``code`` and sent no last event."""
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            what = f"the grid's process was killed by {name}"
+        else:
+            what = f"the grid's process ended (exit code {code}) without its report"
+        return "; ".join([what, *self._complaints])
 
     def stop(self) -> None:
         """End the child now (the user cancelled, or the explorer is closing)."""

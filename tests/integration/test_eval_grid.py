@@ -1,16 +1,24 @@
 """``eval --grid``: every row's recall@k and MRR equal an independent computation with milvus-rag's
-semantics over that row's own windows; the chart, the ledger and bad input."""
+semantics over that row's own windows; the chart, the ledger and bad input; the JSON lines of
+``--events`` the explorer reads from its child, and how that child's failures reach it."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from raglens.cli.main import main
+from raglens.configuration import RetrievalConfig, grid_configs, parse_grid_axis
 from raglens.corpus import CorpusOptions, load_corpus
+from raglens.grid_events import GridFailed, GridFinished, GridRowDone, GridStarted, decode, encode
+from raglens.ui.app_config import AppConfig
+from raglens.ui.grid_run import GridChild, grid_command
 from raglens.windows import Unit, WindowParams, cut_corpus
 from tests.conftest import SAMPLE_CORPUS
 from tests.fakes import HashingEmbedder
@@ -141,3 +149,132 @@ def test_a_bad_grid_or_plot_fails_before_anything_loads(
     code = main(["eval", str(SAMPLE_CORPUS), str(golden), *extra])
     err = capsys.readouterr().err
     assert code == 2 and message in err, err
+
+
+WIDTH = 100
+"""The report's width, as the explorer passes it to its child."""
+
+
+def grid_child_command(golden: Path, factory: str, *axes: str) -> list[str]:
+    """The command line the explorer's ``x`` key runs, on the sample corpus with a fake model."""
+    config = AppConfig(path=str(SAMPLE_CORPUS), embedder_factory=factory, cache_dir=None)
+    return grid_command(config, str(golden), [parse_grid_axis(axis) for axis in axes], 5)
+
+
+def test_the_child_sends_each_configuration_started_and_scored_then_the_human_report(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, golden: Path
+) -> None:
+    command = grid_child_command(golden, "tests.fakes:HashingEmbedder", "size=500,1000", "overlap=0,100")
+    assert "--events" in command
+    events = list(GridChild(command, WIDTH).events())
+    assert [type(event) for event in events] == [GridStarted, GridRowDone] * 4 + [GridFinished]
+    started = [event for event in events if isinstance(event, GridStarted)]
+    scored = [event for event in events if isinstance(event, GridRowDone)]
+    configs = grid_configs(
+        RetrievalConfig(WindowParams()), [parse_grid_axis("size=500,1000"), parse_grid_axis("overlap=0,100")]
+    )
+    assert [(event.number, event.total, event.config) for event in started] == [
+        (number, 4, config.describe()) for number, config in enumerate(configs, 1)
+    ]
+    assert started[0].seconds_left is None
+    assert all(isinstance(event.seconds_left, int) and event.seconds_left >= 0 for event in started[1:])
+    assert [(event.number, event.total, event.row.config) for event in scored] == [
+        (event.number, event.total, event.config) for event in started
+    ]
+
+    # The same grid through the CLI in this process, as --json and as the human table, at the same width.
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    arguments = [argument for argument in command[3:] if argument != "--events"]
+    assert main([*arguments, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    for event, expected in zip(scored, document["grid"], strict=True):
+        row = event.row
+        figures = {name: getattr(row, name) for name in expected if name not in ("by_kind", "best")}
+        assert figures == {name: value for name, value in expected.items() if name in figures}
+        assert {
+            kind.kind: {"recall": kind.recall, "mrr": kind.mrr, "abstain_rate": kind.abstain_rate}
+            for kind in row.kinds
+        } == expected["by_kind"]
+    assert main(arguments) == 0
+    human = capsys.readouterr().out
+    assert "◀ best" in human
+    assert events[-1] == GridFinished(human)
+
+
+def test_a_child_killed_mid_grid_ends_with_a_failure_naming_the_signal(golden: Path) -> None:
+    command = grid_child_command(golden, "tests.fakes:PacedHashingEmbedder", "size=300,400,500,600")
+    child = GridChild(command, WIDTH)
+    events = child.events()
+    first = next(events)
+    assert first == GridStarted(1, 4, first.config, None)
+    os.kill(child._process.pid, signal.SIGKILL)
+    rest = list(events)
+    assert rest, "the stream ends with a failure"
+    assert all(isinstance(event, GridStarted | GridRowDone) for event in rest[:-1])
+    last = rest[-1]
+    assert isinstance(last, GridFailed) and "killed by SIGKILL" in last.message, last
+
+
+def test_a_child_that_exits_without_a_last_event_fails_with_its_code_and_complaints(tmp_path: Path) -> None:
+    script = tmp_path / "grid.py"
+    script.write_text(
+        "import sys\n"
+        f"print({encode(GridStarted(1, 2, 'c', None))!r})\n"
+        "print('-> narration is not a complaint', file=sys.stderr)\n"
+        "print('Traceback: something broke', file=sys.stderr)\n"
+        "sys.exit(7)\n",
+        encoding="utf-8",
+    )
+    events = list(GridChild([sys.executable, str(script)], WIDTH).events())
+    assert events == [
+        GridStarted(1, 2, "c", None),
+        GridFailed("the grid's process ended (exit code 7) without its report; Traceback: something broke"),
+    ]
+
+
+def test_a_child_that_prints_something_else_is_stopped_and_the_line_reported(tmp_path: Path) -> None:
+    script = tmp_path / "grid.py"
+    script.write_text("import time\nprint('loading weights...', flush=True)\ntime.sleep(3600)\n")
+    child = GridChild([sys.executable, str(script)], WIDTH)
+    events = list(child.events())
+    assert len(events) == 1 and isinstance(events[0], GridFailed)
+    assert "not an eval grid event" in events[0].message and "loading weights" in events[0].message
+    assert child._process.poll() is not None, "the child was ended"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--grid", "size=500", "--embedder-factory", "tests.fakes:failing_embedder"], "cannot be loaded"),
+        (["--grid", "size=400,x", *FAKE], "size must be a whole number"),
+        (["--grid", "size=500", "--floor", "nan", *FAKE], "--floor must be a number"),
+    ],
+)
+def test_with_events_a_failure_is_a_failed_line_and_the_same_exit_code(
+    capsys: pytest.CaptureFixture[str], golden: Path, extra: list[str], message: str
+) -> None:
+    argv = ["eval", str(SAMPLE_CORPUS), str(golden), "--no-cache", *extra]
+    code = main(argv)
+    plain = capsys.readouterr()
+    assert code != 0 and plain.out == "" and message in plain.err
+    assert main([*argv, "--events"]) == code
+    captured = capsys.readouterr()
+    events = [decode(line) for line in captured.out.splitlines()]
+    assert events and all(isinstance(event, GridStarted | GridRowDone) for event in events[:-1])
+    last = events[-1]
+    assert isinstance(last, GridFailed) and message in last.message
+    assert captured.err.endswith(f"raglens: {last.message}\n")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [([], "add --grid"), (["--grid", "size=500", "--json"], "choose one")],
+)
+def test_events_need_a_grid_and_no_json(
+    capsys: pytest.CaptureFixture[str], golden: Path, extra: list[str], message: str
+) -> None:
+    code = main(["eval", str(SAMPLE_CORPUS), str(golden), *FAKE, "--events", *extra])
+    out = capsys.readouterr().out
+    assert code == 2
+    event = decode(out)
+    assert isinstance(event, GridFailed) and message in event.message

@@ -1,5 +1,6 @@
-"""The ``x`` key: the eval grid over the golden file, run as a child command with a progress bar,
-its table and chart shown in the app; escape stops it, and a missing golden file is said so."""
+"""The ``x`` key: the eval grid over the golden file, run as a child command whose events move a
+progress bar, its table and chart shown in the app; escape stops it, a failure is said with its
+reason, and a missing golden file is said so."""
 
 from __future__ import annotations
 
@@ -63,6 +64,28 @@ async def test_escape_stops_a_running_grid_and_its_process(tmp_path: Path) -> No
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.grid_child is None, "the grid stopped")
         assert child._process.poll() is not None, "the child was ended"
+
+
+async def test_a_grid_that_fails_says_why_and_closes_its_progress(tmp_path: Path) -> None:
+    golden = golden_file(tmp_path)
+    app = make_app(golden_path=str(golden))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "A's index")
+        app.action_leave_query()
+        await pilot.press("x")
+        await wait_until(pilot, lambda: screen_shown(app, GridScreen, "#grid-axes"), "the grid form")
+        golden.write_text("this line is not a case\n", encoding="utf-8")  # the child reads it again
+        app.screen.query_one("#grid-axes", Input).value = "size=500,1000"
+        await pilot.press("enter")
+        await wait_until(
+            pilot,
+            lambda: any(n.title == "the eval grid failed" for n in app._notifications),
+            "the failure's notification",
+        )
+        [failure] = [n for n in app._notifications if n.title == "the eval grid failed"]
+        assert "golden.jsonl" in failure.message and "line 1" in failure.message, failure.message
+        await wait_until(pilot, lambda: not isinstance(app.screen, GridRunScreen), "the progress closed")
+        assert app.grid_child is None
 
 
 async def test_a_grid_without_a_golden_file_says_how_to_make_one(tmp_path: Path) -> None:

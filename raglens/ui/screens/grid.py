@@ -117,5 +117,9 @@ class GridRunScreen(ModalScreen[None]):
         self.query_one("#grid-step", Static).update(Text(printable_name(f"{number}/{total}: {config}{left}")))
         self.query_one("#grid-progress", ProgressBar).update(total=total, progress=number - 1)
 
+    def show_done(self, number: int, total: int) -> None:
+        """Configuration ``number`` of ``total`` was evaluated."""
+        self.query_one("#grid-progress", ProgressBar).update(total=total, progress=number)
+
     def action_stop(self) -> None:
         self.dismiss(None)

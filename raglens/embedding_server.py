@@ -35,7 +35,6 @@ from raglens.embedding_events import (
 )
 from raglens.engine import Engines
 from raglens.errors import RaglensError
-from raglens.fingerprint import fingerprint_model
 from raglens.indexing import IndexBuilder, cached_batch
 from raglens.parent_death import die_with_parent
 from raglens.vector_cache import ModelCache, VectorCache
@@ -54,23 +53,15 @@ class EmbeddingServer:
         self._cache: VectorCache | None = None
         self._model_cache: ModelCache | None = None
         cache_dir = Path(config.cache_dir) if config.cache_dir is not None else None
-        fingerprint = None
         if cache_dir is not None:
             cache = VectorCache.open(cache_dir)
             self._report_cache_trouble(cache)
             if cache.is_usable:
-                choice = config.choice
-                fingerprint = fingerprint_model(
-                    choice.model,
-                    choice.precision,
-                    factory=choice.factory,
-                    hash_large_file=cache.file_sha256,
-                    max_seq_length=choice.max_seq_length,
-                )
                 self._cache = cache
-                if fingerprint is not None:
-                    self._model_cache = ModelCache.of(cache, fingerprint)
-        export_dir = cache_dir if self._model_cache is not None else None
+                self._model_cache = ModelCache.for_model(cache, config.choice)
+        model_cache = self._model_cache
+        fingerprint = model_cache.fingerprint if model_cache is not None else None
+        export_dir = cache_dir if model_cache is not None else None
         # Never exports first: that would hold every query for the export's seconds. The export
         # follows the windows instead, in a thread, for the next launch.
         self.engines = Engines(config.choice, fingerprint, export_dir, export_first_from=None)

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from raglens.cache_location import ONNX_FOLDER
 from raglens.embedding import SentenceTransformerEmbedder, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 from raglens.fingerprint import ModelFingerprint
+from raglens.locations import ONNX_FOLDER
 from raglens.onnx_graph import fuse, split_skip_layer_norms
 from raglens.tokens import TokenCounter, load_tokenizer
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from raglens.embedding_events import ReadingExtent
-from raglens.fingerprint import ModelFingerprint, file_identity, sha256_of_file
+from raglens.embedding_events import ModelChoice, ReadingExtent
+from raglens.fingerprint import ModelFingerprint, file_identity, fingerprint_model, sha256_of_file
 
 CACHE_FILE_NAME = "vectors.sqlite3"
 SCHEMA_VERSION = 2
@@ -524,6 +524,19 @@ class ModelCache:
     def of(cls, cache: VectorCache, fingerprint: ModelFingerprint) -> ModelCache:
         """The cache for ``fingerprint``, with the dimension of its stored vectors (no model needed)."""
         return cls(cache, fingerprint, cache.dimension_of(fingerprint.digest))
+
+    @classmethod
+    def for_model(cls, cache: VectorCache, choice: ModelChoice) -> ModelCache | None:
+        """The cache of the model ``choice`` names, as it runs (precision, token limit, factory);
+        None when the model's files are not on this machine to identify it."""
+        fingerprint = fingerprint_model(
+            choice.model,
+            choice.precision,
+            factory=choice.factory,
+            hash_large_file=cache.file_sha256,
+            max_seq_length=choice.max_seq_length,
+        )
+        return cls.of(cache, fingerprint) if fingerprint is not None else None
 
     def lookup(self, texts: Sequence[str]) -> list[CachedVector | None]:
         """The cached vector of each text, or None where there is none."""

@@ -10,11 +10,11 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from raglens.cache_location import ONNX_FOLDER
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump
 from raglens.display import describe_age
 from raglens.errors import BadInputError, CacheUnwritableError
+from raglens.locations import ONNX_FOLDER
 from raglens.printable import printable_name
 from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from raglens.cache_location import cache_dir_named
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import dump, search_document
 from raglens.cli.lab_documents import diagnostics_document, prompt_document
@@ -30,8 +29,9 @@ from raglens.embedding import Embedder, runs_on_cpu
 from raglens.embedding_events import EngineInfo, ModelChoice
 from raglens.engine import Engines
 from raglens.errors import BadInputError
-from raglens.fingerprint import check_max_seq_length, fingerprint_model
+from raglens.fingerprint import check_max_seq_length
 from raglens.index import IndexSnapshot
+from raglens.locations import cache_dir_named
 from raglens.pipeline import build_index, read_corpus, search_index
 from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
 from raglens.precision import choose_precision, precision_note, read_cpu_features
@@ -122,21 +122,11 @@ def prepare_index(
         if cache is not None and not cache.is_usable:
             _print_warnings(cache, stderr)  # the search goes on without it, and says so now
             cache = None
-        fingerprint = None
-        if cache is not None:
-            fingerprint = fingerprint_model(
-                args.model,
-                choice.precision,
-                factory=choice.factory,
-                hash_large_file=cache.file_sha256,
-                max_seq_length=choice.max_seq_length,
-            )
-            if fingerprint is None:
-                narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
-        model_cache = (
-            ModelCache.of(cache, fingerprint) if cache is not None and fingerprint is not None else None
-        )
-        folder = cache.path.parent if model_cache is not None and cache is not None else None
+        model_cache = ModelCache.for_model(cache, choice) if cache is not None else None
+        if cache is not None and model_cache is None:
+            narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
+        fingerprint = model_cache.fingerprint if model_cache is not None else None
+        folder = model_cache.cache.path.parent if model_cache is not None else None
         engines = Engines(choice, fingerprint, folder, on_note=narrator.say)
         counted = _CountingNarrator(narrator)
         index = build_index(corpus, params, engines, cache=model_cache, on_step=counted)

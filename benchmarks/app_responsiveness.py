@@ -26,7 +26,9 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from raglens.ui.app import AppConfig, RaglensApp
+from raglens.run import EngineSettings
+from raglens.ui.app import RaglensApp
+from raglens.ui.app_config import AppConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ("what happens after a job is acknowledged?", "how are windows cut?", "drain_pending_jobs")
@@ -155,7 +157,7 @@ typing queries into the full index."""
 
 async def lag_and_latency(path: str) -> Phases:
     """Event-loop stalls while the app starts, while the real model embeds, and while queries are typed."""
-    app = RaglensApp(AppConfig(path=path, device="cpu"))
+    app = RaglensApp(AppConfig(path=path, engine=EngineSettings(device="cpu")))
     phases = Phases()
     phase = "start-up"
 
@@ -172,7 +174,7 @@ async def lag_and_latency(path: str) -> Phases:
         app.set_interval(interval, tick)
         started = time.perf_counter()
         # Plain sleeps: Pilot.pause forces a repaint each call, which would load the machine itself.
-        while app.model is None:
+        while app.a.model is None:
             await asyncio.sleep(0.01)
         phase = "embedding"
         while not (app.index is not None and app.index.is_complete):

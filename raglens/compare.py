@@ -9,12 +9,18 @@ holds part of the same characters of the same file.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from raglens.search import Hit, SearchResult, full_ranks
+from raglens.diagnostics.golden import ExpectedRef
+from raglens.diagnostics.query_report import expected_ranks
+from raglens.diagnostics.score_profile import ScoreProfile, score_profile
+from raglens.diagnostics.symbols import Definition
+from raglens.index import IndexSnapshot
+from raglens.printable import printable_name
+from raglens.search import Hit, SearchResult, full_ranks, rank
 from raglens.windows import Window
 
 
@@ -126,3 +132,59 @@ def compare(
         tuple(Movement(hit.rank, rank) for hit, rank in zip(a_result.hits, a_ranks, strict=True)),
         tuple(Movement(hit.rank, rank) for hit, rank in zip(b_result.hits, b_ranks, strict=True)),
     )
+
+
+@dataclass(frozen=True)
+class ExpectedMove:
+    """Where an expected answer ranks in A and in B."""
+
+    ref: ExpectedRef
+    rank_a: int | None
+    rank_b: int | None
+
+    def describe(self) -> str:
+        """``expected docs/retries.md: A #3 → B #1``."""
+        a = "nowhere" if self.rank_a is None else f"#{self.rank_a}"
+        b = "nowhere" if self.rank_b is None else f"#{self.rank_b}"
+        return f"expected {printable_name(str(self.ref))}: A {a} → B {b}"
+
+
+def expected_moves(
+    a_result: SearchResult,
+    a_windows: Sequence[Window],
+    b_result: SearchResult,
+    b_windows: Sequence[Window],
+    expected: Mapping[ExpectedRef, Sequence[Definition]],
+) -> tuple[ExpectedMove, ...]:
+    """Each expected answer's best rank in A's ranking and in B's."""
+    in_a = expected_ranks(a_result, a_windows, expected)
+    in_b = expected_ranks(b_result, b_windows, expected)
+    return tuple(ExpectedMove(a.ref, a.rank, b.rank) for a, b in zip(in_a, in_b, strict=True))
+
+
+@dataclass(frozen=True)
+class VersusRanking:
+    """B's ranking of one question, how its hits and A's moved, and B's score distribution."""
+
+    question: int
+    """The number of the question ranked (the app draws it only under that question)."""
+    result: SearchResult
+    comparison: Comparison
+    profile: ScoreProfile
+    expected: tuple[ExpectedMove, ...] = ()
+
+
+def rank_versus(
+    question: int,
+    vector: np.ndarray,
+    b_index: IndexSnapshot,
+    a_result: SearchResult,
+    a_windows: Sequence[Window],
+    k: int,
+    expected: Mapping[ExpectedRef, Sequence[Definition]],
+) -> VersusRanking:
+    """Rank the question over what B has embedded, and follow every hit of A and B into the other."""
+    result = rank(b_index, vector, k)
+    comparison = compare(a_result, a_windows, result, b_index.windows, k)
+    moves = expected_moves(a_result, a_windows, result, b_index.windows, expected) if expected else ()
+    return VersusRanking(question, result, comparison, score_profile(result.scores, k), moves)

@@ -14,10 +14,9 @@ from rich.text import Text
 from raglens.cli.documents import model_document, parameters_document, window_document
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import PreparedIndex, engine_header, prepare_index
-from raglens.compare import Comparison, compare
+from raglens.compare import Comparison, ExpectedMove, compare, expected_moves
 from raglens.configuration import RetrievalConfig, parse_vs
 from raglens.diagnostics.golden import ExpectedRef
-from raglens.diagnostics.query_report import expected_ranks
 from raglens.diagnostics.symbols import Definition
 from raglens.display import similarity_bar
 from raglens.pipeline import search_index
@@ -51,21 +50,6 @@ def arguments_for(args: argparse.Namespace, config: RetrievalConfig) -> argparse
 
 
 @dataclass(frozen=True)
-class ExpectedMove:
-    """Where an expected answer ranks in A and in B."""
-
-    ref: ExpectedRef
-    rank_a: int | None
-    rank_b: int | None
-
-    def describe(self) -> str:
-        """``expected docs/retries.md: A #3 → B #1``."""
-        a = "nowhere" if self.rank_a is None else f"#{self.rank_a}"
-        b = "nowhere" if self.rank_b is None else f"#{self.rank_b}"
-        return f"expected {printable_name(str(self.ref))}: A {a} → B {b}"
-
-
-@dataclass(frozen=True)
 class Versus:
     """B's side of a comparison: its configuration, index and ranking, and how the hits moved."""
 
@@ -89,12 +73,9 @@ def rank_versus(
     narrator.say(f"configuration B: {b.describe()}")
     prepared = prepare_index(arguments_for(args, b), b.params, narrator, stderr, corpus=a_prepared.corpus)
     result = search_index(prepared.index, prepared.embedder, args.query, args.k)
-    comparison = compare(a_result, a_prepared.index.windows, result, prepared.index.windows, args.k)
-    moves: tuple[ExpectedMove, ...] = ()
-    if expected:
-        in_a = expected_ranks(a_result, a_prepared.index.windows, expected)
-        in_b = expected_ranks(result, prepared.index.windows, expected)
-        moves = tuple(ExpectedMove(a.ref, a.rank, b.rank) for a, b in zip(in_a, in_b, strict=True))
+    a_windows, b_windows = a_prepared.index.windows, prepared.index.windows
+    comparison = compare(a_result, a_windows, result, b_windows, args.k)
+    moves = expected_moves(a_result, a_windows, result, b_windows, expected) if expected else ()
     return Versus(b, prepared, result, comparison, moves)
 
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from raglens import __version__
-from raglens.cache_location import CACHE_DIR_ENV, cache_dir_named
 from raglens.corpus import DEFAULT_MAX_FILE_BYTES, Corpus, CorpusOptions, require_indexable, scan_corpus
 from raglens.diagnostics.golden import ExpectedRef
 from raglens.errors import BadInputError, RaglensError
+from raglens.locations import CACHE_DIR_ENV, cache_dir_named, log_folder
 from raglens.printable import printable
 from raglens.windows import Unit, WindowParams
 
@@ -382,11 +382,9 @@ def _run_app(args: argparse.Namespace) -> int:
             "raglens PATH opens a terminal app and needs a terminal; "
             "for scripts use: raglens search PATH QUERY [--json]"
         )
-    from raglens.ui.app_config import start_embedding_process
-
     config = explorer_config(args)
     # Started before Textual is imported: the model's engine opens while the app loads and paints.
-    process = start_embedding_process(config)
+    process = config.engine.start(config.retrieval)
     try:
         from raglens.ui.app import RaglensApp
 
@@ -401,8 +399,8 @@ def explorer_config(args: argparse.Namespace) -> AppConfig:
     """What the explorer starts with, from ``raglens PATH …``; bad values fail before the screen opens."""
     if args.k <= 0:
         raise BadInputError(f"-k must be at least 1, got {args.k}")
-    import platformdirs
-
+    from raglens.configuration import RetrievalConfig
+    from raglens.run import EngineSettings
     from raglens.ui.app_config import AppConfig
 
     params = _window_params(args)
@@ -412,23 +410,23 @@ def explorer_config(args: argparse.Namespace) -> AppConfig:
         from raglens.fingerprint import check_max_seq_length
 
         check_max_seq_length(args.model, args.max_seq_length)
-    log_folder = platformdirs.user_log_path("raglens", ensure_exists=True)
-    return AppConfig(
-        path=args.path,
-        params=params,
-        k=args.k,
-        query=args.query or "",
-        model=args.model,
+    logs = log_folder()
+    engine = EngineSettings(
         device=args.device,
         offline=not args.allow_download,
-        max_file_bytes=args.max_file_bytes,
-        log_path=str(log_folder / "embedding-process.log"),
-        cache_dir=None if args.no_cache else str(cache_dir_named(args.cache_dir)),
-        precision=args.precision,
-        golden_path=args.golden,
-        error_log_path=str(log_folder / "raglens.log"),
         embedder_factory=args.embedder_factory,
-        max_seq_length=args.max_seq_length,
+        cache_dir=None if args.no_cache else str(cache_dir_named(args.cache_dir)),
+        log_path=str(logs / "embedding-process.log"),
+    )
+    return AppConfig(
+        path=args.path,
+        retrieval=RetrievalConfig(params, args.model, args.max_seq_length, args.precision),
+        engine=engine,
+        k=args.k,
+        query=args.query or "",
+        max_file_bytes=args.max_file_bytes,
+        golden_path=args.golden,
+        error_log_path=str(logs / "raglens.log"),
     )
 
 

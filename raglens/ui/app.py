@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import os
 import sys
 import threading
@@ -25,34 +26,38 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
-from raglens.embedding_events import ModelReady
+from raglens.embedding_events import (
+    CacheLookedUp,
+    CacheTrouble,
+    ModelFailed,
+    ModelReady,
+    ProcessEnded,
+    QueryEmbedded,
+    VectorsEmbedded,
+    WindowsDone,
+)
 from raglens.embedding_process import EmbeddingProcess
 from raglens.errors import RaglensError
 from raglens.precision import choose_precision, precision_note, read_cpu_features
 from raglens.printable import printable, printable_name
-from raglens.ui.app_config import AppConfig, start_embedding_process
+from raglens.process_restarts import describe_exit
+from raglens.run import ConfigurationRun, ProcessOutcome, Question
+from raglens.ui.app_config import AppConfig
 from raglens.ui.error_log import write_error_log
 from raglens.ui.futures import result_unless_cancelled
 from raglens.ui.grid_actions import GridActions
 from raglens.ui.highlight import warm_up
 from raglens.ui.lab_actions import LabActions
 from raglens.ui.messages import (
-    CacheLooked,
-    CacheTroubled,
     ControlsEmbedded,
     CorpusFailed,
     CorpusLoaded,
-    EmbedderEnded,
-    EngineFailed,
-    EngineReady,
     RankingReady,
-    VectorsArrived,
-    WindowSetDone,
-    message_for,
+    RunEvent,
+    WindowsCut,
     while_shown,
 )
 from raglens.ui.navigation import NARROW_BELOW, Navigation
-from raglens.ui.process_restarts import RestartBudget, describe_exit
 from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import ranked_summary, status_text
@@ -64,7 +69,12 @@ from raglens.ui.widgets.pipeline_log import PipelineLog
 from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.versus_hits import VersusHits
 from raglens.ui.widgets.window_view import WindowView
-from raglens.windows import Window, WindowParams, rows_by_file
+from raglens.windows import WindowParams
+
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # textual depends on typing_extensions
+    from typing_extensions import assert_never
 
 if TYPE_CHECKING:
     # numpy and the modules built on it load in the workers, off the UI thread: importing them
@@ -143,59 +153,48 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         importing Textual, so the model opens while the app loads); None starts one at mount."""
         super().__init__()
         self.config = config
-        self.params = config.params
         self.k = config.k
+        self.run_ids = itertools.count(1)
+        """Each configuration run gets the next id; a replaced run's late events name an id no run has."""
+        self.a = ConfigurationRun(next(self.run_ids), config.retrieval, config.engine, process)
+        """Configuration A: the one the explorer was started with (w changes its windows)."""
         self.corpus: Corpus | None = None
         """The corpus being shown, once read."""
-        self.index: VectorIndex | None = None
-        """Every window and the vectors embedded so far; None until the corpus and the model are known."""
-        self.model: ModelReady | None = None
         self.last_result: SearchResult | None = None
         self.last_diagnostics: QueryDiagnostics | None = None
         """What the instruments said about ``last_result``."""
-        self.shown_query: str | None = None
-        """The query whose hits are on screen (``last_result``'s, once its hits are drawn)."""
-        self._pending_windows: CorpusLoaded | None = None
-        """Windows read and cut, not yet sent to the embedding process."""
-        self._windows_without_index: CorpusLoaded | None = None
-        """Windows sent to the process whose index waits for the model's dimension (its EngineReady)."""
+        self.shown_question: Question | None = None
+        """The question whose hits are on screen (``last_result``'s, once its hits are drawn)."""
         self._query_text = config.query
+        """The question box's text: asked once the user stops typing (or presses Enter)."""
+        self._questions = itertools.count(1)
+        self._asked: tuple[int, str] | None = None
+        """The question asked last, by number: rankings of any other are not drawn."""
         self._first_file: str | None = None
         """The file to open once the launch question's hits are drawn: painting a whole file first
         took ~0.1 s of the UI thread that the first hits waited for."""
-        self._query_vector: Future[np.ndarray] | None = None
-        """The vector of ``_query_text`` as the embedding process will give it (or has given it)."""
         self._debounce: Timer | None = None
         self._rerank_timer: Timer | None = None
-        self._ranking: tuple[str, Worker[None]] | None = None
-        """The query a ranking worker is ranking now, and that worker."""
+        self._ranking: tuple[int, Worker[None]] | None = None
+        """The question a ranking worker is ranking now, and that worker."""
         self._rank_again = False
         """More vectors or the noise band came while ``_ranking`` ran: rank once more when it ends."""
-        self._embed_started: float | None = None
-        self._shown: tuple[str, int | None] | None = None
-        """The file in the window view and its selected window."""
-        self._windows: list[Window] = []
-        """Every window of the current parameters, in corpus order (the index's rows once it exists)."""
-        self._file_rows: dict[str, range] = {}
-        """The rows of each file's windows: contiguous, since windows are cut file by file."""
-        self._process: EmbeddingProcess | None = process
-        self._indexing_process: EmbeddingProcess | None = None
-        """The process the current window set was sent to; another one (a restart) must be sent it again."""
-        self._restarts = RestartBudget()
-        self._engine_failed = False
-        """The process reported a failure of the model (it then ends): it is not restarted for that."""
-        self.process_stopped = False
-        """True once the embedding process died too often: hits rank what is embedded, nothing more."""
-        self._generation = 0
-        """Which window set the index belongs to; vectors of an older set are dropped on arrival."""
-        self._from_cache = 0
-        """How many rows of the current index came from the vector cache."""
         self._signals: list[int] = []
         """The signals whose handlers this app installed, removed again when it closes."""
         self._controls: dict[str, np.ndarray] = {}
         """The vectors of the off-topic control questions, whose best scores make the noise band."""
-        self._controls_asked_of: EmbeddingProcess | None = None
-        """The process the control questions were last asked of (each process is asked once)."""
+        self._controls_asked_of = 0
+        """The incarnation of A's process the control questions were last asked of (once each)."""
+
+    @property
+    def shown_query(self) -> str | None:
+        """The text of the question whose hits are on screen."""
+        return self.shown_question.text if self.shown_question is not None else None
+
+    @property
+    def index(self) -> VectorIndex | None:
+        """A's index."""
+        return self.a.index
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -218,22 +217,21 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
     def on_mount(self) -> None:
         self._narrate(f"reading {self.config.path}")
         self._handle_termination()
-        if self._process is None:  # before the first frame: the engine opens while Textual paints
-            self._process = start_embedding_process(self.config)
+        self.a.start()  # before the first frame: the engine opens while Textual paints
         self._refresh_status()
         self.query_one("#query", Input).focus()
         # Reading the corpus is mostly file I/O and imports nothing heavy: it starts with the first paint.
-        self.read_corpus(self.params)
+        self.read_corpus(self.a.config.params)
         if self._query_text.strip():
             self._submit_query()
         # Asked now, like the question: answered before the cached vectors arrive, so the first
         # ranking draws the noise band at once instead of ranking and painting a second time.
         self._ask_control_questions()
-        self._narrate(f"loading {self.config.choice.label} in a separate process")
+        self._narrate(f"loading {self.a.choice.label} in a separate process")
         # At once: a warm model is ready ~0.3 s after its process starts, and its events wait on the
         # relay's import of numpy (~0.1 s); started after the first paint, that import competed with
         # the first file's paint and the cached vectors waited 0.12-0.3 s.
-        self.relay_events(self._process)
+        self.relay_events(self.a)
         self.call_after_refresh(self._settle_heap)
 
     def _handle_termination(self) -> None:
@@ -262,7 +260,7 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self.exit(None, TERMINATED_EXIT_CODE)
 
     def _hang_up(self) -> None:
-        """The terminal is gone: stop the embedding process and end now, writing nothing to it.
+        """The terminal is gone: stop the embedding processes and end now, writing nothing to it.
 
         Called on SIGHUP by the event loop, or by the terminal watcher's thread when the terminal
         closed without a SIGHUP; either way the process ends here.
@@ -271,14 +269,15 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         its queue: 11 of 15 closed terminals left raglens running forever. The cache stays whole:
         the embedding process commits each batch in its own transaction.
         """
-        process, self._process = self._process, None
-        if process is not None:
-            process.close(timeout=SHUTDOWN_GRACE_S / 2)
-        versus, self.versus = self.versus, None
-        if versus is not None:
-            versus.process.close(timeout=SHUTDOWN_GRACE_S / 2)
-        self.stop_grid()
+        self._close_runs(SHUTDOWN_GRACE_S / 2)
         os._exit(HANGUP_EXIT_CODE)
+
+    def _close_runs(self, timeout: float) -> None:
+        """End every configuration's process and the eval grid's child."""
+        for run in self.runs():
+            run.close(timeout=timeout)
+        self.b = None
+        self.stop_grid()
 
     def _settle_heap(self) -> None:
         """Exempt the objects alive now (Textual's, the corpus's) from the cyclic garbage collector.
@@ -294,13 +293,18 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         loop = asyncio.get_running_loop()
         for number in self._signals:
             loop.remove_signal_handler(number)
-        process, self._process = self._process, None
-        if process is not None:
-            process.close(timeout=2)
-        versus, self.versus = self.versus, None
-        if versus is not None:
-            versus.close()
-        self.stop_grid()
+        self._close_runs(2)
+
+    def runs(self) -> tuple[ConfigurationRun, ...]:
+        """Every configuration being shown: A, and B while one is compared."""
+        return (self.a,) if self.b is None else (self.a, self.b)
+
+    def _run(self, run_id: int) -> ConfigurationRun | None:
+        return next((run for run in self.runs() if run.run_id == run_id), None)
+
+    def _prefix(self, run: ConfigurationRun) -> str:
+        """How the log names a run's lines: A's plainly, B's with ``B: ``."""
+        return "" if run is self.a else "B: "
 
     # Workers: each wraps one core call and only posts messages.
 
@@ -314,46 +318,51 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
             self.post_message(CorpusFailed(error))
             return
         windows = cut_corpus(corpus, params)
-        self.post_message(CorpusLoaded(corpus, params, windows, window_texts(corpus, windows)))
+        self.post_message(CorpusLoaded(corpus, params))
+        self.post_message(WindowsCut(self.a.run_id, params, corpus, windows, window_texts(corpus, windows)))
         # Then Pygments and the corpus's lexers (~50 ms), here: the first ranking needs them, and a
         # warm model's cached vectors arrive ~0.1 s after the corpus.
         warm_up([source.path for source in corpus.files])
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
-    def relay_events(self, process: EmbeddingProcess) -> None:
-        """Post each event of the embedding process as its own message, until the process ends.
+    def relay_events(self, run: ConfigurationRun) -> None:
+        """Post each event of the run's current process, until the process ends.
 
         numpy is imported here first, by this thread alone, before any event can need it: the index
-        the UI thread builds on EngineReady, the vectors this thread unpickles. Two threads importing
+        the UI thread builds on ModelReady, the vectors this thread unpickles. Two threads importing
         numpy at once can leave one of them a half-initialised module. The ranking's own modules
         follow (~30 ms), while the model still loads, so that the first ranking imports nothing.
         """
         import raglens.index
         import raglens.ui.ranking  # noqa: F401
 
+        process, incarnation = run.process, run.incarnation
+        if process is None:
+            return
         worker = get_current_worker()
         for event in process.events(lambda: worker.is_cancelled):
-            self.post_message(message_for(event))
+            self.post_message(RunEvent(run.run_id, incarnation, event))
 
     @work(thread=True, exclusive=True, group="rank", exit_on_error=False, description="ranking")
     def rank_query(
         self,
         index: IndexSnapshot,
         corpus: Corpus,
-        query: str,
-        vector: Future[np.ndarray],
+        question: Question,
         k: int,
         controls: dict[str, np.ndarray],
         pinned: dict[ExpectedRef, tuple[Definition, ...]],
     ) -> None:
         from raglens.ui.ranking import rank_for_display  # numpy and Pygments: loaded in workers only
 
-        query_vector = result_unless_cancelled(vector)
+        query_vector = result_unless_cancelled(question.vector)
         if query_vector is None:
             return
-        shown = rank_for_display(index, corpus, query, query_vector, k, controls, pinned)
+        shown = rank_for_display(index, corpus, question.text, query_vector, k, controls, pinned)
         if not get_current_worker().is_cancelled:
-            self.post_message(RankingReady(query, shown.result, shown.excerpts, shown.diagnostics))
+            self.post_message(
+                RankingReady(question.number, question.text, shown.result, shown.excerpts, shown.diagnostics)
+            )
 
     @work(thread=True, exclusive=True, group="controls", exit_on_error=False, description="noise floor")
     def embed_controls(self, vectors: dict[str, Future[np.ndarray]]) -> None:
@@ -366,28 +375,39 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
 
     @while_shown
     def on_corpus_loaded(self, message: CorpusLoaded) -> None:
-        if message.params != self.params:
+        if message.params != self.a.config.params:
             return  # superseded by newer settings
         self.corpus = message.corpus
-        self._windows = message.windows
-        self._file_rows = rows_by_file(message.windows)
-        counts = {path: len(rows) for path, rows in self._file_rows.items()}
-        self.query_one(CorpusTree).show_corpus(message.corpus, counts)
-        self._narrate(
-            f"found {len(message.corpus.files)} file(s) to index, skipped {len(message.corpus.skipped)}"
-        )
-        self._narrate(f"cut into {len(message.windows)} window(s) of {message.params.describe()}")
-        self._pending_windows = message
-        self._refresh_status()
-        self._start_embedding()
-        self.versus_corpus_changed(message.corpus)
+        corpus = message.corpus
+        self._narrate(f"found {len(corpus.files)} file(s) to index, skipped {len(corpus.skipped)}")
+        self.versus_corpus_changed(corpus)
         self.call_after_refresh(self._settle_heap)
+
+    @while_shown
+    def on_windows_cut(self, message: WindowsCut) -> None:
+        run = self._run(message.run_id)
+        if run is None or message.params != run.config.params:
+            return  # a configuration replaced since, or superseded by newer settings
+        first = run.file_rows.get(self.shown_window[0], range(0)) if self.shown_window is not None else ()
+        run.set_windows(message.corpus, message.windows, message.texts, first)
+        self._narrate(
+            f"{self._prefix(run)}cut into {len(message.windows)} window(s) of {message.params.describe()}"
+        )
+        if run is self.a:
+            self._a_windows_cut(message.corpus)
+        else:
+            self.versus_windows_cut()
+
+    def _a_windows_cut(self, corpus: Corpus) -> None:
+        counts = {path: len(rows) for path, rows in self.a.file_rows.items()}
+        self.query_one(CorpusTree).show_corpus(corpus, counts)
+        self._refresh_status()
         # Redraw the shown file with the new grid (or open the first file on the first load).
-        if self._shown is not None and self._shown[0] in self._file_rows:
-            self.show_file(*self._shown)
-        elif message.corpus.files:
-            first = message.corpus.files[0].path
-            if self._query_text.strip() and self.shown_query is None:
+        if self.shown_window is not None and self.shown_window[0] in self.a.file_rows:
+            self.show_file(*self.shown_window)
+        elif corpus.files:
+            first = corpus.files[0].path
+            if self._query_text.strip() and self.shown_question is None:
                 self._first_file = first
                 self.set_timer(FIRST_FILE_WAIT_S, self._open_first_file)
             else:
@@ -401,7 +421,7 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
     def _open_first_file(self) -> None:
         """Open the file put off at start-up, unless a file was opened meanwhile."""
         path, self._first_file = self._first_file, None
-        if path is not None and self._shown is None and path in self._file_rows:
+        if path is not None and self.shown_window is None and path in self.a.file_rows:
             self.show_file(path, 0)
 
     @while_shown
@@ -410,38 +430,92 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self.notify(str(message.error), title="cannot index", severity="error", timeout=30, markup=False)
         self.query_one(WindowView).show_message("nothing to show", str(message.error))
 
-    def _start_embedding(self) -> None:
-        """Send the windows to the process as soon as they are cut, model ready or not.
+    @while_shown
+    def on_run_event(self, message: RunEvent) -> None:
+        """One event of a configuration's process: the run keeps the state, this draws it."""
+        run = self._run(message.run_id)
+        if run is None:
+            return  # a configuration replaced since
+        prefix, event = self._prefix(run), message.event
+        match event:
+            case ModelReady():
+                run.model_ready(event)
+                limit = event.max_seq_length or "all"
+                reads = f"{event.dimension} dimensions, reads at most {limit} tokens"
+                self._narrate(f"{prefix}model {event.describe()}: {reads}")
+                note = precision_note(event.precision, event.device == "cpu", read_cpu_features())
+                if note is not None:
+                    self._narrate(prefix + note)
+                    title = "approximate scores" + (" (B)" if prefix else "")
+                    self.notify(note, title=title, severity="warning", timeout=20, markup=False)
+                self._ask_again(run)
+            case ModelFailed():
+                run.model_failed(event.message)
+                self._narrate(f"{prefix}error: {event.message}")
+                title = "the model failed" if run is self.a else "configuration B's model failed"
+                self.notify(printable(event.message), title=title, severity="error", timeout=60, markup=False)
+            case CacheLookedUp():
+                if run.cache_looked_up(event):
+                    from raglens.pipeline_steps import VectorsFromCache  # values only: no pipeline here
 
-        The texts go to the process once; it answers from the cache, then embeds the rest, the file
-        in view first. Sent before the model is ready, they wait in the pipe, so on a warm start the
-        vectors follow the process's EngineReady at once.
-        """
-        pending = self._pending_windows
-        if pending is None or self._process is None:
+                    self._narrate(
+                        prefix + VectorsFromCache(event.found, event.total, event.oldest).describe()
+                    )
+            case VectorsEmbedded():
+                if run.vectors_arrived(event):
+                    self._vectors_arrived(run, event.rows)
+            case WindowsDone():
+                if run.windows_done(event):
+                    self._window_set_done(run)
+            case CacheTrouble():
+                self._narrate(f"{prefix}cache: {event.message}")
+                self.notify(event.message, title="vector cache", severity="warning", timeout=20, markup=False)
+            case ProcessEnded():
+                self._process_ended(run, message.incarnation, event)
+            case QueryEmbedded():
+                pass  # the process handle resolves the query's future; the relay never sees one
+            case _:
+                assert_never(event)
+        self._run_changed(run)
+
+    def _run_changed(self, run: ConfigurationRun) -> None:
+        """Draw what a run's state says: A's status line, or B's pane."""
+        if run is self.a:
+            self._refresh_status()
+        else:
+            self.show_versus()
+
+    def _ask_again(self, run: ConfigurationRun) -> None:
+        """A (re)opened engine: ask what its process was not asked, or asked and lost."""
+        if run is not self.a:
+            self.rank_versus_now()
             return
-        self._pending_windows = None
-        self._generation += 1
-        self._from_cache = 0
-        first = self._file_rows.get(self._shown[0], range(0)) if self._shown is not None else range(0)
-        self._process.index_windows(self._generation, pending.texts, first)
-        self._indexing_process = self._process
-        self._embed_started = time.monotonic()
-        self._windows_without_index = pending
-        self._make_index()
+        if self._query_text.strip():
+            # Not asked before the model was ready, asked while the process was stopped, or lost with
+            # a process that died: asked now (a vector that did come is kept), then ranked.
+            self._submit_query()
+        if len(self._controls) < len(CONTROL_QUESTIONS) and self._controls_asked_of != self.a.incarnation:
+            self._ask_control_questions()  # they were asked of a process that ended before answering
 
-    def _make_index(self) -> None:
-        """Build the empty index of the windows sent, once the model's dimension is known."""
-        sent = self._windows_without_index
-        if sent is None or self.model is None:
+    def _vectors_arrived(self, run: ConfigurationRun, rows: tuple[int, ...]) -> None:
+        if run is not self.a:
+            self.versus_vectors_arrived()
             return
-        from raglens.index import VectorIndex  # imported by the relay before it posted EngineReady
+        path, current = self.shown_window or ("", None)
+        if current is not None and not set(rows).isdisjoint(self.a.file_rows[path]):
+            self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
+        self._rerank(now=self.a.is_complete)
 
-        self._windows_without_index = None
-        index = self.index = VectorIndex(sent.windows, self.model.dimension)
-        progress = self.query_one("#progress", ProgressBar)
-        progress.update(total=max(len(sent.windows), 1), progress=index.embedded_count)
-        self._refresh_status()
+    def _window_set_done(self, run: ConfigurationRun) -> None:
+        index = run.index
+        assert index is not None
+        prefix = self._prefix(run)
+        embedded = index.window_count - run.from_cache
+        self._narrate(f"{prefix}index ready: {index.window_count} vector(s), {embedded} embedded")
+        if run is self.a:
+            self._narrate_coverage(index)
+        else:
+            self.rank_versus_now()
 
     def _narrate_coverage(self, index: VectorIndex) -> None:
         """Say in the log how much of the corpus the model never reads, once every extent is known."""
@@ -453,145 +527,56 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         if self.corpus is None or len(known) != len(extents):
             return
         lengths = {source.path: len(source.text) for source in self.corpus.files}
-        limit = self.model.max_seq_length if self.model is not None else None
+        limit = self.a.model.max_seq_length if self.a.model is not None else None
         self._narrate(describe_coverage(corpus_coverage(lengths, index.windows, known, limit)))
 
-    @while_shown
-    def on_engine_ready(self, message: EngineReady) -> None:
-        ready = message.ready
-        self.model = ready
-        self._narrate(
-            f"model {ready.describe()}: {ready.dimension} dimensions, "
-            f"reads at most {ready.max_seq_length or 'all'} tokens"
-        )
-        note = precision_note(ready.precision, ready.device == "cpu", read_cpu_features())
-        if note is not None:
-            self._narrate(note)
-            self.notify(note, title="approximate scores", severity="warning", timeout=20, markup=False)
-        self._start_embedding()
-        self._resume_embedding()
-        self._make_index()
-        if self._query_text.strip() and not _asked(self._query_vector):
-            self._submit_query()  # not asked before the model was ready, or the process was restarted
-        if len(self._controls) < len(CONTROL_QUESTIONS) and self._controls_asked_of is not self._process:
-            self._ask_control_questions()  # they were asked of a process that ended before answering
-        self._refresh_status()
-
-    @while_shown
-    def on_cache_looked(self, message: CacheLooked) -> None:
-        from raglens.pipeline_steps import VectorsFromCache  # values only: no pipeline on the UI thread
-
-        event = message.event
-        if event.generation != self._generation:
-            return
-        self._from_cache = event.found
-        self._narrate(VectorsFromCache(event.found, event.total, event.oldest).describe())
-
-    @while_shown
-    def on_vectors_arrived(self, message: VectorsArrived) -> None:
-        event, index = message.event, self.index
-        if index is None or event.generation != self._generation:
-            return  # vectors of an older window set
-        index.fill(event.rows, event.vectors, event.extents)
-        self.query_one("#progress", ProgressBar).update(progress=index.embedded_count)
-        self._refresh_status()
-        path, current = self._shown or ("", None)
-        if current is not None and not set(event.rows).isdisjoint(self._file_rows[path]):
-            self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
-        self._rerank(now=index.is_complete)
-
-    @while_shown
-    def on_window_set_done(self, message: WindowSetDone) -> None:
-        index = self.index
-        if index is None or message.event.generation != self._generation:
-            return
-        embedded = index.window_count - self._from_cache
-        self._narrate(f"index ready: {index.window_count} vector(s), {embedded} embedded")
-        self._narrate_coverage(index)
-        self._refresh_status()
-
-    @while_shown
-    def on_cache_troubled(self, message: CacheTroubled) -> None:
-        warning = message.event.message
-        self._narrate(f"cache: {warning}")
-        self.notify(warning, title="vector cache", severity="warning", timeout=20, markup=False)
-
-    @while_shown
-    def on_engine_failed(self, message: EngineFailed) -> None:
-        self._engine_failed = True  # said why: the process ends next, and is not started again
-        self._narrate(f"error: {message.event.message}")
-        self.notify(
-            message.event.message, title="the model failed", severity="error", timeout=60, markup=False
-        )
-
-    @while_shown
-    def on_embedder_ended(self, message: EmbedderEnded) -> None:
-        """The process died under the app: start it again (the cache holds what it embedded), and
-        keep ranking the windows embedded so far; after RESTART_LIMIT deaths a minute, stop trying."""
-        ended = self._process
-        if ended is None or ended.is_alive() or not self.is_running:
-            return  # the app is closing, or this was a process already replaced
-        self._process = None
-        ended.close(timeout=1)
-        if self._engine_failed:
-            self.process_stopped = True  # the model itself failed: starting it again would fail again
-            self._refresh_status()
-            return
-        how = describe_exit(message.event.exit_code)
-        embedded = self.index.embedded_count if self.index is not None else 0
-        if self._restarts.allow(time.monotonic()):
-            self._narrate(f"the embedding process ended ({how}); starting it again")
-            self.notify(
-                f"The embedding process ended ({how}). Starting it again; meanwhile hits rank the "
-                f"{embedded:,} window(s) embedded so far.",
-                title="embedding process",
-                severity="warning",
-                timeout=20,
-                markup=False,
-            )
-            self._start_process()
-        else:
-            self.process_stopped = True
-            self._narrate(f"the embedding process ended ({how}) again; not starting it again")
-            self.notify(
-                f"The embedding process ended ({how}) {self._restarts.limit} times within a minute, so "
-                f"raglens stopped starting it. Hits rank the {embedded:,} window(s) embedded; a new "
-                "question cannot be embedded. r (re-scan) tries again; the log file says more.",
-                title="embedding process stopped",
-                severity="error",
-                timeout=60,
-                markup=False,
-            )
-        self._refresh_status()
-
-    def _start_process(self) -> None:
-        """Start a new embedding process; its EngineReady resumes indexing and the standing query."""
-        self.process_stopped = False
-        self._engine_failed = False
-        self._process = start_embedding_process(self.config)
-        self.relay_events(self._process)
-
-    def _resume_embedding(self) -> None:
-        """Send the current window set to a restarted process: it serves what the cache holds
-        (everything embedded before the crash) and embeds the rest, the file in view first."""
-        index, process = self.index, self._process
-        if process is None or self.corpus is None or not self._windows or self._indexing_process is process:
-            return
-        if index is not None and index.is_complete:
-            return
-        from raglens.windows import window_texts
-
-        first = self._file_rows.get(self._shown[0], range(0)) if self._shown is not None else range(0)
-        process.index_windows(self._generation, window_texts(self.corpus, self._windows), first)
-        self._indexing_process = process
+    def _process_ended(self, run: ConfigurationRun, incarnation: int, event: ProcessEnded) -> None:
+        """A process died under the app: its run starts another (the cache holds what it embedded)
+        and hits keep ranking what is embedded; after RESTART_LIMIT deaths a minute, it stops trying."""
+        if not self.is_running:
+            return  # the app is closing
+        outcome = run.process_ended(incarnation)
+        name = "The embedding process" if run is self.a else "B's embedding process"
+        how = describe_exit(event.exit_code)
+        prefix = self._prefix(run)
+        embedded = run.embedded_count
+        match outcome:
+            case ProcessOutcome.ALREADY_REPLACED | ProcessOutcome.MODEL_FAILED:
+                return
+            case ProcessOutcome.RESTARTED:
+                self._narrate(f"{prefix}the embedding process ended ({how}); starting it again")
+                self.notify(
+                    f"{name} ended ({how}). Starting it again; meanwhile hits rank the "
+                    f"{embedded:,} window(s) embedded so far.",
+                    title="embedding process",
+                    severity="warning",
+                    timeout=20,
+                    markup=False,
+                )
+                self.relay_events(run)
+            case ProcessOutcome.GAVE_UP:
+                self._narrate(f"{prefix}the embedding process ended ({how}) again; not starting it again")
+                again = "r (re-scan) tries again" if run is self.a else "v starts B again"
+                self.notify(
+                    f"{name} ended ({how}) {run.restarts.limit} times within a minute, so "
+                    f"raglens stopped starting it. Hits rank the {embedded:,} window(s) embedded; a new "
+                    f"question cannot be embedded. {again}; the log file says more.",
+                    title="embedding process stopped",
+                    severity="error",
+                    timeout=60,
+                    markup=False,
+                )
+            case _:
+                assert_never(outcome)
 
     def _ask_control_questions(self) -> None:
         """Embed the off-topic control questions once per model, for the noise band behind every query."""
-        if self._process is None:
+        process = self.a.process
+        if process is None:
             return
         self._controls.clear()
-        self._controls_asked_of = self._process
-        self.embed_controls({question: self._process.embed_query(question) for question in CONTROL_QUESTIONS})
+        self._controls_asked_of = self.a.incarnation
+        self.embed_controls({question: process.embed_query(question) for question in CONTROL_QUESTIONS})
 
     @while_shown
     def on_controls_embedded(self, message: ControlsEmbedded) -> None:
@@ -599,30 +584,29 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self._rerank(now=True)  # the noise band is complete: draw it
 
     def _rerank(self, now: bool) -> None:
-        """Rank the standing query again: at once, or at most every RERANK_INTERVAL_S while embedding."""
-        if self._query_vector is None or self.index is None or self.corpus is None:
+        """Rank the question asked again: at once, or at most every RERANK_INTERVAL_S while embedding.
+
+        The question's text and vector travel together: a ranking is always of the question asked,
+        never of a vector under the text now in the box.
+        """
+        question, index = self.a.question, self.a.index
+        if question is None or index is None or self.corpus is None or index.embedded_count == 0:
             return
-        if self.index.embedded_count == 0:
-            return
+        if self._asked is None or question.number != self._asked[0]:
+            return  # asked of a process that died: the new one is asked when it is ready
         if now:
             if self._rerank_timer is not None:
                 self._rerank_timer.stop()  # this ranking covers whatever the timer was waiting for
                 self._rerank_timer = None
-            if self._ranking is not None and self._ranking[0] == self._query_text:
+            if self._ranking is not None and self._ranking[0] == question.number:
                 # Same question, more to rank with: let the running ranking reach the screen first
                 # (cancelling it would throw its work away), then rank again.
                 self._rank_again = True
                 return
             worker = self.rank_query(
-                self.index.snapshot(),
-                self.corpus,
-                self._query_text,
-                self._query_vector,
-                self.k,
-                dict(self._controls),
-                dict(self.pinned),
+                index.snapshot(), self.corpus, question, self.k, dict(self._controls), dict(self.pinned)
             )
-            self._ranking = (self._query_text, worker)
+            self._ranking = (question.number, worker)
         elif self._rerank_timer is None:
             self._rerank_timer = self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
 
@@ -631,49 +615,54 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
 
     def golden_path(self) -> Path:
         """Where ``g`` appends golden cases: ``--golden``, else a file per corpus in the user data folder."""
-        if self.config.golden_path:
-            return Path(self.config.golden_path).expanduser()
-        import platformdirs
+        from raglens.locations import golden_path_for
 
-        name = Path(self.config.path).resolve().name or "corpus"
-        return platformdirs.user_data_path("raglens") / "golden" / f"{name}.jsonl"
+        return golden_path_for(self.config.path, self.config.golden_path)
 
     def model_name_for_tokens(self) -> str | None:
-        return self.config.model
+        return self.a.config.model
 
     def model_label(self) -> str:
-        return self.model.name if self.model is not None else self.config.choice.label
+        return self.a.model_label()
 
     def _rerank_later(self) -> None:
         self._rerank_timer = None
         self._rerank(now=True)
 
     async def on_ranking_ready(self, message: RankingReady) -> None:
-        if message.query != self._query_text or self.corpus is None or not self.query("#panes"):
-            return  # an older question's, or the app is closing
+        if self._asked is None or message.question != self._asked[0]:
+            return  # another question's
+        if self.corpus is None or not self.query("#panes"):
+            return  # the app is closing
+        question = self.a.question
+        if question is None or question.number != message.question:
+            return
         self.last_result = message.result
+        model = self.a.model
         summary = ranked_summary(
             printable(message.query),
             message.result.ranked_count,
             message.result.window_count,
             len(message.result.hits),
-            self.model.precision if self.model is not None else choose_precision(self.config.precision),
+            model.precision if model is not None else choose_precision(self.a.config.precision),
         )
         self.last_diagnostics = message.diagnostics
         strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
         strip.show_diagnostics(message.diagnostics, message.result.hits, self.k)
-        if self._shown is not None and (self.heat_on or message.diagnostics.straddles):
-            self.show_file(*self._shown, scroll=False)
+        if self.shown_window is not None and (self.heat_on or message.diagnostics.straddles):
+            self.show_file(*self.shown_window, scroll=False)
         await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
-        self.shown_query = message.query
+        self.shown_question = question
         if self._first_file is not None:
             self.call_after_refresh(self._open_first_file)  # the hits are painted first
         self.rank_versus_now()  # B follows A's question
 
     @on(Input.Changed, "#query")
     def query_changed(self, event: Input.Changed) -> None:
-        if event.value == self._query_text and _asked(self._query_vector):
-            return  # the box was given the standing question (at mount): it is asked already
+        if self._asked is not None and event.value == self._asked[1]:
+            question = self.a.question
+            if question is not None and question.is_asked():
+                return  # the box was given the question asked (at mount): it is asked already
         self._query_text = event.value
         if self._debounce is not None:
             self._debounce.stop()
@@ -687,24 +676,23 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self._submit_query()
 
     def _submit_query(self) -> None:
-        """Ask the process for the query's vector; the ranking worker waits for it, then ranks."""
-        self._query_vector = None
+        """Ask the process for the question's vector; the ranking worker waits for it, then ranks."""
+        text = self._query_text
+        number = (
+            self._asked[0] if self._asked is not None and self._asked[1] == text else next(self._questions)
+        )
+        self._asked = (number, text)
         hits = self.query_one(HitList)
-        if not self._query_text.strip():
+        if not text.strip():
             self.query_one(ScoreStrip).clear()
             self.run_worker(hits.clear_hits(Text("type a question above", style="dim")), group="hits")
             return
-        if self.process_stopped:
+        if self.a.stopped:
             hits.show_summary(
                 Text("the embedding process is stopped: a new question cannot be embedded (r)", style="red")
             )
             return
-        if self._process is None:
-            hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
-            return
-        # Asked even before the model is ready: the process answers right after its EngineReady.
-        self._query_vector = self._process.embed_query(self._query_text)
-        if self.model is None:
+        if self.a.ask(number, text) is None or self.a.model is None:
             hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
         self._rerank(now=True)
 
@@ -739,19 +727,18 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
 
     def action_rescan(self) -> None:
         """Read the corpus again; with the cache, only windows whose text changed are embedded."""
-        if self._process is None and self.process_stopped:
-            self._restarts = RestartBudget()
-            self._start_process()
-        self._rebuild(self.params, f"re-scanning {self.config.path}")
+        if self.a.restart():
+            self.relay_events(self.a)
+        self._rebuild(self.a.config.params, f"re-scanning {self.config.path}")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
     def action_change_k(self, delta: int) -> None:
-        self.apply_settings(Settings(self.params, max(1, self.k + delta)))
+        self.apply_settings(Settings(self.a.config.params, max(1, self.k + delta)))
 
     def action_settings(self) -> None:
-        self.push_screen(SettingsScreen(Settings(self.params, self.k)), self._settings_chosen)
+        self.push_screen(SettingsScreen(Settings(self.a.config.params, self.k)), self._settings_chosen)
 
     def _settings_chosen(self, settings: Settings | None) -> None:
         if settings is not None:
@@ -761,16 +748,15 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         """Use new k and window parameters; new parameters rebuild the index in the background."""
         k_changed = settings.k != self.k
         self.k = settings.k
-        if settings.params != self.params:
+        if settings.params != self.a.config.params:
             self._rebuild(settings.params, f"re-cutting with {settings.params.describe()}")
         elif k_changed:
             self._rerank(now=True)
         self._refresh_status()
 
     def _rebuild(self, params: WindowParams, narration: str) -> None:
-        """Drop the index and build it again in the background, from a fresh read of the corpus."""
-        self.params = params
-        self.index = None
+        """Drop A's index and build it again in the background, from a fresh read of the corpus."""
+        self.a.recut(params)
         self._narrate(narration)
         self.read_corpus(params)
         self._refresh_status()
@@ -800,26 +786,27 @@ class RaglensApp(Navigation, LabActions, VersusActions, GridActions):
         self.query_one(PipelineLog).narrate(line)
 
     def _refresh_status(self) -> None:
-        index = self.index
-        pending = self._pending_windows or self._windows_without_index
-        total = index.window_count if index else (len(pending.windows) if pending else None)
-        embedded = index.embedded_count if index else 0
+        run = self.a
+        index = run.index
+        embedded = run.embedded_count
         rate = None
-        if self.config.show_rates and index and self._embed_started is not None and embedded:
-            elapsed = time.monotonic() - self._embed_started
-            fresh = embedded - self._from_cache
+        if self.config.show_rates and index and run.embed_started is not None and embedded:
+            elapsed = time.monotonic() - run.embed_started
+            fresh = embedded - run.from_cache
             rate = fresh / elapsed if elapsed > 0 and fresh > 0 else None
         text = status_text(
-            self.model, self.config.choice.label, self.params, self.k, embedded, total, rate, self._from_cache
+            run.model,
+            run.choice.label,
+            run.config.params,
+            self.k,
+            embedded,
+            run.window_count,
+            rate,
+            run.from_cache,
         )
         self.query_one("#status", Static).update(text)
         # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.
-        embedding = bool(index and not index.is_complete)
-        self.query_one("#progress", ProgressBar).display = embedding and self.config.show_rates
-
-
-def _asked(vector: Future[np.ndarray] | None) -> bool:
-    """Whether a query's vector was asked for and not lost (a process that died fails its futures)."""
-    if vector is None or vector.cancelled():
-        return False
-    return not (vector.done() and vector.exception() is not None)
+        progress = self.query_one("#progress", ProgressBar)
+        progress.display = bool(index and not index.is_complete) and self.config.show_rates
+        if index is not None:
+            progress.update(total=max(index.window_count, 1), progress=embedded)

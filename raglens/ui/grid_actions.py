@@ -7,7 +7,7 @@ A mixin of the app; the worker only reads the child and posts its events, the ha
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,6 @@ from raglens.ui.grid_run import GridChild, grid_command
 from raglens.ui.messages import while_shown
 from raglens.ui.screens.grid import GridRequest, GridRunScreen, GridScreen
 from raglens.ui.screens.report import ReportScreen
-from raglens.ui.versus_run import config_of
 
 if sys.version_info >= (3, 11):
     from typing import assert_never
@@ -31,8 +30,8 @@ else:  # textual depends on typing_extensions
     from typing_extensions import assert_never
 
 if TYPE_CHECKING:
+    from raglens.run import ConfigurationRun
     from raglens.ui.app_config import AppConfig
-    from raglens.windows import WindowParams
 
 REPORT_WIDTH = 110
 """The report box's width (raglens.tcss #report-box); its frame and padding take REPORT_MARGIN."""
@@ -51,7 +50,7 @@ class GridActions(App[None]):
     """The eval grid from the explorer."""
 
     config: AppConfig
-    params: WindowParams
+    a: ConfigurationRun
 
     def __init__(self) -> None:
         super().__init__()
@@ -82,14 +81,12 @@ class GridActions(App[None]):
                 markup=False,
             )
             return
-        base = replace(config_of(self.config), params=self.params)
-        self.push_screen(GridScreen(base, str(golden), len(cases)), self._grid_requested)
+        self.push_screen(GridScreen(self.a.config, str(golden), len(cases)), self._grid_requested)
 
     def _grid_requested(self, request: GridRequest | None) -> None:
         if request is None:
             return
-        config = replace(self.config, params=self.params)
-        command = grid_command(config, str(self.golden_path()), request.axes, request.k)
+        command = grid_command(self.config, self.a.config, str(self.golden_path()), request.axes, request.k)
         width = max(min(self.size.width, REPORT_WIDTH) - REPORT_MARGIN, 60)
         child = self.grid_child = GridChild(command, width)
         self._narrate(f"eval grid: {request.count} configuration(s), k={request.k}")

@@ -15,39 +15,39 @@ import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 
-from raglens.configuration import GridAxis
+from raglens.configuration import GridAxis, RetrievalConfig
 from raglens.errors import BadInputError
-from raglens.grid_events import GridEvent, GridFailed, GridFinished, GridStarted, decode
+from raglens.grid_events import GridEvent, GridFailed, GridFinished, decode
 from raglens.parent_death import DIE_WITH_PARENT_ENV
 from raglens.ui.app_config import AppConfig
-
-GridProgress = GridStarted
-"""The old name of a started configuration, until messages.py's GridStepped, its last user, goes."""
 
 COMPLAINTS_SHOWN = 3
 """The child's last stderr lines (narration aside) that explain an end it did not report."""
 
 
-def grid_command(config: AppConfig, golden: str, axes: Sequence[GridAxis], k: int) -> list[str]:
-    """The ``raglens eval`` command line for this corpus, model and cache, over ``axes``."""
+def grid_command(
+    config: AppConfig, a: RetrievalConfig, golden: str, axes: Sequence[GridAxis], k: int
+) -> list[str]:
+    """The ``raglens eval`` command line for this corpus and engine: configuration ``a`` over ``axes``."""
+    params, engine = a.params, config.engine
     command = [sys.executable, "-m", "raglens", "eval", config.path, golden, "-k", str(k), "--events"]
-    command += ["--unit", config.params.unit.value, "--size", str(config.params.size)]
-    command += ["--overlap", str(config.params.overlap), "--max-file-bytes", str(config.max_file_bytes)]
+    command += ["--unit", params.unit.value, "--size", str(params.size)]
+    command += ["--overlap", str(params.overlap), "--max-file-bytes", str(config.max_file_bytes)]
     for axis in axes:
-        command += ["--grid", f"{axis.key}={','.join(axis.values)}"]
-    if config.model:
-        command += ["--model", config.model]
-    if config.max_seq_length is not None:
-        command += ["--max-seq-length", str(config.max_seq_length)]
-    if config.precision:
-        command += ["--precision", config.precision]
-    if config.device:
-        command += ["--device", config.device]
-    if not config.offline:
+        command += ["--grid", axis.spec()]
+    if a.model:
+        command += ["--model", a.model]
+    if a.max_seq_length is not None:
+        command += ["--max-seq-length", str(a.max_seq_length)]
+    if a.precision:
+        command += ["--precision", a.precision]
+    if engine.device:
+        command += ["--device", engine.device]
+    if not engine.offline:
         command += ["--allow-download"]
-    command += ["--cache-dir", config.cache_dir] if config.cache_dir else ["--no-cache"]
-    if config.embedder_factory:
-        command += ["--embedder-factory", config.embedder_factory]
+    command += ["--cache-dir", engine.cache_dir] if engine.cache_dir else ["--no-cache"]
+    if engine.embedder_factory:
+        command += ["--embedder-factory", engine.embedder_factory]
     return command
 
 

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.diagnostics.symbols import Definition
-    from raglens.embedding_process import EmbeddingProcess
-    from raglens.index import IndexSnapshot, VectorIndex
+    from raglens.index import IndexSnapshot
+    from raglens.run import ConfigurationRun
     from raglens.search import SearchResult
 
 
@@ -42,14 +42,11 @@ class LabActions(App[None]):
     """Heat over the file, pinned expected answers, golden cases, the prompt and the failure lab."""
 
     corpus: Corpus | None
-    index: VectorIndex | None
+    a: ConfigurationRun
     k: int
     last_result: SearchResult | None
     last_diagnostics: QueryDiagnostics | None
-    shown_query: str | None
-    _shown: tuple[str, int | None] | None
-    _file_rows: dict[str, range]
-    _process: EmbeddingProcess | None
+    shown_window: tuple[str, int | None] | None
 
     def __init__(self) -> None:
         super().__init__()
@@ -70,16 +67,19 @@ class LabActions(App[None]):
 
         def model_label(self) -> str: ...
 
+        @property
+        def shown_query(self) -> str | None: ...
+
     def lens_on_file(self, path: str) -> FileLens:
         """The current query's score of each window of ``path`` (with heat on), and its straddles."""
         result, diagnostics = self.last_result, self.last_diagnostics
-        if result is None or path not in self._file_rows:
+        if result is None or path not in self.a.file_rows:
             return FileLens(heat_on=self.heat_on)
         heat = None
         if self.heat_on:
             from raglens.search import score_of  # numpy is loaded once there is a result
 
-            heat = [score_of(result, row) for row in self._file_rows[path]]
+            heat = [score_of(result, row) for row in self.a.file_rows[path]]
         straddles = [s for s in diagnostics.straddles if s.path == path] if diagnostics else []
         cut_lines = frozenset(
             line
@@ -92,8 +92,8 @@ class LabActions(App[None]):
 
     def action_toggle_heat(self) -> None:
         self.heat_on = not self.heat_on
-        if self._shown is not None:
-            self.show_file(*self._shown, scroll=False)
+        if self.shown_window is not None:
+            self.show_file(*self.shown_window, scroll=False)
         if self.heat_on and self.last_result is None:
             self.notify("heat colours the windows by their score once a query is ranked", timeout=4)
 
@@ -183,7 +183,7 @@ class LabActions(App[None]):
     # The failure lab.
 
     def action_failure_lab(self) -> None:
-        index, corpus, process = self.index, self.corpus, self._process
+        index, corpus, process = self.a.index, self.corpus, self.a.process
         if index is None or corpus is None or index.embedded_count == 0 or process is None:
             self.notify("the failure lab runs once some windows are embedded", timeout=5)
             return

@@ -9,42 +9,30 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from textual.message import Message
 
-from raglens.embedding_events import (
-    CacheLookedUp,
-    CacheTrouble,
-    ModelFailed,
-    ModelReady,
-    ProcessEnded,
-    ProcessEvent,
-    VectorsEmbedded,
-    WindowsDone,
-)
+from raglens.embedding_events import ProcessEvent
 
 if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the first frame
     import numpy as np
     from textual.app import App
 
+    from raglens.compare import VersusRanking
     from raglens.corpus import Corpus
     from raglens.diagnostics.probes import ProbeResult
     from raglens.diagnostics.prompt import PromptPreview
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.errors import RaglensError
     from raglens.search import SearchResult
-    from raglens.ui.grid_run import GridChild, GridProgress
-    from raglens.ui.versus_run import VersusRanking
     from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import Window, WindowParams
 
 
 class CorpusLoaded(Message):
-    """The corpus was read and cut into windows."""
+    """The corpus was read, for A's window settings ``params`` (its windows follow in WindowsCut)."""
 
-    def __init__(self, corpus: Corpus, params: WindowParams, windows: list[Window], texts: list[str]) -> None:
+    def __init__(self, corpus: Corpus, params: WindowParams) -> None:
         super().__init__()
         self.corpus = corpus
         self.params = params
-        self.windows = windows
-        self.texts = texts
 
 
 class CorpusFailed(Message):
@@ -55,72 +43,14 @@ class CorpusFailed(Message):
         self.error = error
 
 
-# The embedding process's events, each its own message with its own handler.
-
-
 @dataclass
-class EngineReady(Message):
-    """The process has opened its engine: queries can be embedded."""
+class RunEvent(Message):
+    """An event of one configuration's embedding process: which run, which of its processes, what."""
 
-    ready: ModelReady
-
-
-@dataclass
-class EngineFailed(Message):
-    """The model could not be loaded, or failed while embedding; the process has exited."""
-
-    event: ModelFailed
-
-
-@dataclass
-class CacheLooked(Message):
-    """The process looked the window set up in the vector cache."""
-
-    event: CacheLookedUp
-
-
-@dataclass
-class VectorsArrived(Message):
-    """Vectors of some windows arrived, from the cache or the model."""
-
-    event: VectorsEmbedded
-
-
-@dataclass
-class WindowSetDone(Message):
-    """Every window of a window set has its vector."""
-
-    event: WindowsDone
-
-
-@dataclass
-class CacheTroubled(Message):
-    """The process could not use the vector cache as intended, and carries on."""
-
-    event: CacheTrouble
-
-
-@dataclass
-class EmbedderEnded(Message):
-    """The embedding process is gone."""
-
-    event: ProcessEnded
-
-
-_MESSAGE_FOR: dict[type, Callable[[Any], Message]] = {
-    ModelReady: EngineReady,
-    ModelFailed: EngineFailed,
-    CacheLookedUp: CacheLooked,
-    VectorsEmbedded: VectorsArrived,
-    WindowsDone: WindowSetDone,
-    CacheTrouble: CacheTroubled,
-    ProcessEnded: EmbedderEnded,
-}
-
-
-def message_for(event: ProcessEvent) -> Message:
-    """The app's message for one event of the embedding process."""
-    return _MESSAGE_FOR[type(event)](event)
+    run_id: int
+    incarnation: int
+    """Which of the run's processes reported it (each restart starts the next)."""
+    event: ProcessEvent
 
 
 @dataclass
@@ -131,16 +61,19 @@ class ControlsEmbedded(Message):
 
 
 class RankingReady(Message):
-    """A query was ranked against the windows embedded so far."""
+    """A question was ranked against the windows embedded so far."""
 
     def __init__(
         self,
+        question: int,
         query: str,
         result: SearchResult,
         excerpts: Sequence[HitExcerpt],
         diagnostics: QueryDiagnostics,
     ) -> None:
         super().__init__()
+        self.question = question
+        """The question's number: hits of any other question are never drawn under this one."""
         self.query = query
         self.result = result
         self.excerpts = excerpts
@@ -183,51 +116,23 @@ def while_shown(handler: HandlerT) -> HandlerT:
     return cast(HandlerT, guarded)
 
 
-# Configuration B (``v``): its own process's events and rankings, tagged with which B they are for.
+class WindowsCut(Message):
+    """A run's windows were cut from the corpus, with the window settings they were cut with."""
 
-
-class VersusWindowsCut(Message):
-    """B's windows were cut from the corpus."""
-
-    def __init__(self, generation: int, windows: list[Window], texts: list[str]) -> None:
+    def __init__(
+        self, run_id: int, params: WindowParams, corpus: Corpus, windows: list[Window], texts: list[str]
+    ) -> None:
         super().__init__()
-        self.generation = generation
+        self.run_id = run_id
+        self.params = params
+        self.corpus = corpus
         self.windows = windows
         self.texts = texts
 
 
 @dataclass
-class VersusEvent(Message):
-    """An event of B's embedding process (the same events as A's, handled apart)."""
-
-    generation: int
-    event: ProcessEvent
-
-
-@dataclass
 class VersusRanked(Message):
-    """B ranked the standing question, and each side's hits were followed into the other."""
+    """B ranked the question on screen, and each side's hits were followed into the other."""
 
-    generation: int
+    run_id: int
     ranking: VersusRanking
-
-
-# The eval grid (``x``), run as a child command.
-
-
-@dataclass
-class GridStepped(Message):
-    """The grid started another configuration."""
-
-    child: GridChild
-    step: GridProgress
-
-
-@dataclass
-class GridDone(Message):
-    """The grid's child ended: its exit code, its report (table and chart), its last complaints."""
-
-    child: GridChild
-    code: int
-    report: str
-    errors: tuple[str, ...]

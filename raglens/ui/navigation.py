@@ -19,9 +19,7 @@ from raglens.ui.widgets.window_view import FileLens, WindowView
 
 if TYPE_CHECKING:
     from raglens.corpus import Corpus
-    from raglens.embedding_process import EmbeddingProcess
-    from raglens.index import VectorIndex
-    from raglens.windows import Window
+    from raglens.run import ConfigurationRun
 
 
 PROSE_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ".org", ".tex", ""})
@@ -36,46 +34,40 @@ class Navigation(App[None]):
     """Which file and window the window view shows, and where the keyboard focus is."""
 
     corpus: Corpus | None
-    index: VectorIndex | None
-    _shown: tuple[str, int | None] | None
-    _windows: list[Window]
-    _file_rows: dict[str, range]
-    _process: EmbeddingProcess | None
-    _generation: int
+    a: ConfigurationRun
 
     wrap_choice: bool | None = None
     """Soft wrap as the user set it with ``s``; None: wrap prose, not code."""
+    shown_window: tuple[str, int | None] | None = None
+    """The file in the window view and its selected window."""
 
     if TYPE_CHECKING:  # provided by the app's other mixins; declared here for the type checker only
 
         def lens_on_file(self, path: str) -> FileLens: ...
         def versus_starts(self, path: str) -> frozenset[int]: ...
 
-    def _file_windows(self, path: str) -> list[Window]:
-        rows = self._file_rows.get(path, range(0))
-        return self._windows[rows.start : rows.stop]
-
     def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None:
         """Show ``path`` in the window view with window ``current`` selected."""
         if self.corpus is None:
             return
-        windows = self._file_windows(path)
+        windows = self.a.file_windows(path)
         if current is not None and not 0 <= current < len(windows):
             current = 0 if windows else None
         extent = None
         never_read: tuple[tuple[int, int], ...] = ()
         text = self.corpus.file(path).text
-        if self.index is not None:
-            rows = self._file_rows[path]
+        index = self.a.index
+        if index is not None and path in self.a.file_rows:
+            rows = self.a.file_rows[path]
             if current is not None:
-                extent = self.index.extent(rows.start + current)
-            extents = [self.index.extent(row) for row in rows]
+                extent = index.extent(rows.start + current)
+            extents = [index.extent(row) for row in rows]
             known = [e for e in extents if e is not None]
             if windows and len(known) == len(extents):
                 from raglens.diagnostics.coverage import unread_spans  # numpy is loaded by now
 
                 never_read = unread_spans(len(text), windows, known)
-        self._shown = (path, current)
+        self.shown_window = (path, current)
         self.query_one(WindowView).show(
             path,
             text,
@@ -96,27 +88,18 @@ class Navigation(App[None]):
 
     def action_toggle_wrap(self) -> None:
         """Wrap long lines in the window view, or let them run off to the right (for every file)."""
-        shown = self._shown
+        shown = self.shown_window
         self.wrap_choice = not self.wraps(shown[0]) if shown is not None else not self.wrap_choice
         if shown is not None:
             self.show_file(*shown, scroll=False)
 
-    def _embed_next(self, path: str) -> None:
-        """While indexing, have the process embed ``path``'s windows next; only their row ids travel."""
-        index, rows = self.index, self._file_rows.get(path, range(0))
-        if index is None or index.is_complete or self._process is None:
-            return
-        waiting = [row for row in rows if not index.has_vector(row)]
-        if waiting:
-            self._process.embed_first(self._generation, waiting)
-
     def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
         self.show_file(message.path, 0)
-        self._embed_next(message.path)
+        self.a.embed_next(message.path)
         self._fold_corpus_pane()
 
     def on_corpus_tree_skipped_file_selected(self, message: CorpusTree.SkippedFileSelected) -> None:
-        self._shown = None  # so arriving vectors do not redraw the previous file over the message
+        self.shown_window = None  # so arriving vectors do not redraw the previous file over the message
         self.query_one(WindowView).show_message(f"{message.path} is not indexed", message.detail)
         self._fold_corpus_pane()
 
@@ -129,25 +112,25 @@ class Navigation(App[None]):
 
     def on_hit_list_hit_selected(self, message: HitList.HitSelected) -> None:
         self.show_file(message.hit.window.path, message.hit.window.index)
-        self._embed_next(message.hit.window.path)
+        self.a.embed_next(message.hit.window.path)
 
     def _step_window(self, step: int) -> None:
-        if self.corpus is None or self._shown is None:
+        if self.corpus is None or self.shown_window is None:
             return
-        path, current = self._shown
-        windows = self._file_windows(path)
+        path, current = self.shown_window
+        windows = self.a.file_windows(path)
         target = (current if current is not None else -1) + step
         if 0 <= target < len(windows):
             self.show_file(path, target)
             return
-        paths = [f.path for f in self.corpus.files if self._file_windows(f.path)]
+        paths = [f.path for f in self.corpus.files if self.a.file_windows(f.path)]
         if path not in paths:
             return
         position = paths.index(path) + step
         if 0 <= position < len(paths):
             next_path = paths[position]
-            self.show_file(next_path, 0 if step > 0 else len(self._file_windows(next_path)) - 1)
-            self._embed_next(next_path)
+            self.show_file(next_path, 0 if step > 0 else len(self.a.file_windows(next_path)) - 1)
+            self.a.embed_next(next_path)
 
     def action_next_window(self) -> None:
         self._step_window(1)

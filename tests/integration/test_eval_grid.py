@@ -17,6 +17,7 @@ from raglens.cli.main import main
 from raglens.configuration import RetrievalConfig, grid_configs, parse_grid_axis
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.grid_events import GridFailed, GridFinished, GridRowDone, GridStarted, decode, encode
+from raglens.run import EngineSettings
 from raglens.ui.app_config import AppConfig
 from raglens.ui.grid_run import GridChild, grid_command
 from raglens.windows import Unit, WindowParams, cut_corpus
@@ -157,8 +158,8 @@ WIDTH = 100
 
 def grid_child_command(golden: Path, factory: str, *axes: str) -> list[str]:
     """The command line the explorer's ``x`` key runs, on the sample corpus with a fake model."""
-    config = AppConfig(path=str(SAMPLE_CORPUS), embedder_factory=factory, cache_dir=None)
-    return grid_command(config, str(golden), [parse_grid_axis(axis) for axis in axes], 5)
+    config = AppConfig(path=str(SAMPLE_CORPUS), engine=EngineSettings(embedder_factory=factory))
+    return grid_command(config, config.retrieval, str(golden), [parse_grid_axis(axis) for axis in axes], 5)
 
 
 def test_the_child_sends_each_configuration_started_and_scored_then_the_human_report(

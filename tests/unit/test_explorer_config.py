@@ -26,9 +26,12 @@ def test_the_explorer_gets_every_model_flag_the_headless_commands_take() -> None
     )
     config = explorer_config(args)
     assert (
-        config.params == WindowParams(Unit.CHARS, 800, 100) and config.k == 7 and config.query == "a question"
+        config.retrieval.params == WindowParams(Unit.CHARS, 800, 100)
+        and config.k == 7
+        and config.query == "a question"
     )
-    assert config.max_seq_length == 512 and config.choice.max_seq_length == 512
+    assert config.retrieval.max_seq_length == 512
+    assert config.engine.choice(config.retrieval).max_seq_length == 512
 
 
 @pytest.mark.parametrize(

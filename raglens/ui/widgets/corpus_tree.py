@@ -76,6 +76,16 @@ class CorpusTree(Tree[FileEntry]):
             folder_of(skipped.path).add_leaf(label, FileEntry(skipped.path, False, skipped.detail))
         self.root.expand_all()
 
+    def node_for(self, path: str) -> TreeNode[FileEntry] | None:
+        """The node of ``path`` (indexed or skipped), if the tree shows it."""
+        waiting = [self.root]
+        while waiting:
+            node = waiting.pop()
+            if node.data is not None and node.data.path == path:
+                return node
+            waiting.extend(node.children)
+        return None
+
     def on_tree_node_selected(self, event: Tree.NodeSelected[FileEntry]) -> None:
         entry = event.node.data
         if entry is None:

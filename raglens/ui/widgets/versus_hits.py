@@ -11,7 +11,7 @@ from raglens.printable import printable, printable_name
 from raglens.ui.widgets.fitted_text import FittedText
 
 if TYPE_CHECKING:
-    from raglens.ui.versus_run import VersusRanking
+    from raglens.compare import VersusRanking
 
 BAR_WIDTH = 10
 BAR_FROM = 60
@@ -45,10 +45,8 @@ def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | 
         text.append_text(line)
     moves = " · ".join(f"{m.rank} {m.describe(k, side='a')}" for m in comparison.a)
     text.append(f"\nA's hits in B: {moves}", style="dim")
-    for label, rank_a, rank_b in ranking.expected:
-        a = "nowhere" if rank_a is None else f"#{rank_a}"
-        b = "nowhere" if rank_b is None else f"#{rank_b}"
-        text.append(printable_name(f"\nexpected {label}: A {a} → B {b}"), style="bold")
+    for move in ranking.expected:
+        text.append("\n" + move.describe(), style="bold")
     return text
 
 

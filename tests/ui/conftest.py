@@ -7,22 +7,38 @@ from collections.abc import Callable
 
 import pytest
 from textual.message import Message
+from textual.notifications import Notification, Notify
 from textual.pilot import Pilot
 from textual.screen import Screen
 
-from raglens.ui.app import AppConfig, RaglensApp
+from raglens.configuration import RetrievalConfig
+from raglens.run import EngineSettings
+from raglens.ui.app import RaglensApp
+from raglens.ui.app_config import AppConfig
 from raglens.ui.messages import RankingReady
+from raglens.windows import WindowParams
 from tests.conftest import REPO_ROOT
 
 WAIT_TIMEOUT_S = 180.0
 """Generous: the real model takes 5-20 s just to import on a 2-core machine."""
+FAKE_WAIT_TIMEOUT_S = 60.0
+"""With a fake model nothing waits on torch: the slowest fake run (a killed process, restarted) takes
+seconds, so a wait this long means the app is stuck."""
 
 
 def make_app(
-    path: str = "sample_corpus", factory: str | None = "tests.fakes:HashingEmbedder", **options: object
+    path: str = "sample_corpus",
+    factory: str | None = "tests.fakes:HashingEmbedder",
+    *,
+    cache_dir: str | None = None,
+    device: str | None = None,
+    precision: str | None = None,
+    **options: object,
 ) -> RaglensApp:
     """The app on ``path`` (relative to the repository, so no absolute path reaches the screen)."""
-    return RaglensApp(AppConfig(path=path, embedder_factory=factory, **options))  # type: ignore[arg-type]
+    retrieval = RetrievalConfig(WindowParams(), precision=precision)
+    engine = EngineSettings(device=device, embedder_factory=factory, cache_dir=cache_dir)
+    return RaglensApp(AppConfig(path, retrieval, engine, **options))  # type: ignore[arg-type]
 
 
 def ranking_recorder() -> tuple[list[RankingReady], Callable[[Message], None]]:
@@ -36,13 +52,45 @@ def ranking_recorder() -> tuple[list[RankingReady], Callable[[Message], None]]:
     return rankings, record
 
 
+def notification_recorder() -> tuple[list[Notification], Callable[[Message], None]]:
+    """A list of every notification the app shows, and the ``message_hook`` that fills it."""
+    notifications: list[Notification] = []
+
+    def record(message: Message) -> None:
+        if isinstance(message, Notify):
+            notifications.append(message.notification)
+
+    return notifications, record
+
+
 async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
-    """Let the app run until ``condition`` holds; fail loudly after WAIT_TIMEOUT_S."""
-    deadline = time.monotonic() + WAIT_TIMEOUT_S
+    """Let the app run until ``condition`` holds.
+
+    Fails at once, with the app's last log lines, if the app stopped running; else after
+    WAIT_TIMEOUT_S with the real model, FAKE_WAIT_TIMEOUT_S with a fake one.
+    """
+    app = pilot.app
+    real_model = isinstance(app, RaglensApp) and app.config.engine.embedder_factory is None
+    limit = WAIT_TIMEOUT_S if real_model else FAKE_WAIT_TIMEOUT_S
+    deadline = time.monotonic() + limit
     while not condition():
+        if not app.is_running:
+            raise AssertionError(f"the app stopped while waiting for {what}{last_log_lines(app)}")
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {WAIT_TIMEOUT_S} s waiting for {what}")
+            raise AssertionError(f"timed out after {limit} s waiting for {what}{last_log_lines(app)}")
         await pilot.pause(0.02)
+
+
+def last_log_lines(app: object, count: int = 8) -> str:
+    """The explorer's last pipeline-log lines, to say where a wait got stuck."""
+    from raglens.ui.widgets.pipeline_log import PipelineLog
+
+    if not isinstance(app, RaglensApp):
+        return ""
+    logs = app.query(PipelineLog)
+    if not logs:
+        return ""
+    return "; the log ends: " + " | ".join(logs.first().entries[-count:])
 
 
 def index_complete(app: RaglensApp) -> bool:

@@ -14,6 +14,7 @@ from raglens.corpus import CorpusOptions, load_corpus
 from raglens.engine import Engines
 from raglens.pipeline import build_index, search_index
 from raglens.ui.screens.settings import SettingsScreen
+from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.file_lines import FileLines
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.window_view import WindowView
@@ -26,6 +27,7 @@ from tests.ui.conftest import (
     hits_drawn,
     index_complete,
     make_app,
+    notification_recorder,
     ranked_with_noise_band,
     ranking_recorder,
     screen_shown,
@@ -86,7 +88,9 @@ async def test_selecting_a_hit_opens_its_window() -> None:
         second = app.query_one(HitList).hits[1]
         app.action_focus_hits()
         await pilot.press("down", "enter")
-        await wait_until(pilot, lambda: app._shown == (second.window.path, second.window.index), "the hit")
+        await wait_until(
+            pilot, lambda: app.shown_window == (second.window.path, second.window.index), "the hit"
+        )
         header = str(app.query_one("#window-header", Static).render())
         assert f"window {second.window.index + 1} of" in header
         assert f"L{second.window.line_start}-L{second.window.line_end}" in header
@@ -96,13 +100,13 @@ async def test_stepping_through_windows_crosses_files() -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
-        assert app._shown == ("CONTRIBUTING.md", 0)
+        assert app.shown_window == ("CONTRIBUTING.md", 0)
         await pilot.press("escape", "n")
-        assert app._shown == ("README.md", 0), "CONTRIBUTING.md has one window, so n moves on"
+        assert app.shown_window == ("README.md", 0), "CONTRIBUTING.md has one window, so n moves on"
         await pilot.press("n")
-        assert app._shown == ("README.md", 1)
+        assert app.shown_window == ("README.md", 1)
         await pilot.press("p", "p")
-        assert app._shown == ("CONTRIBUTING.md", 0)
+        assert app.shown_window == ("CONTRIBUTING.md", 0)
 
 
 async def test_a_narrow_terminal_folds_the_corpus_pane_until_t_shows_it() -> None:
@@ -120,7 +124,7 @@ async def test_a_narrow_terminal_folds_the_corpus_pane_until_t_shows_it() -> Non
         await wait_until(pilot, lambda: not corpus_pane.display, "the pane folded for the chosen file")
         chosen = tree.cursor_node
         assert chosen is not None and chosen.data is not None and chosen.data.path != "CONTRIBUTING.md"
-        assert app._shown == (chosen.data.path, 0)
+        assert app.shown_window == (chosen.data.path, 0)
         await pilot.press("t")
         await wait_until(pilot, lambda: tree.has_focus, "the tree again")
         await pilot.press("t")
@@ -147,7 +151,7 @@ async def test_the_window_view_marks_where_the_model_stops_reading() -> None:
         await pilot.pause()
         header = str(app.query_one("#window-header", Static).render())
         assert "the model stops after" in header, header
-        extent = app.index.extent(app._file_rows["docs/queues.md"].start + 1)  # type: ignore[union-attr]
+        extent = app.index.extent(app.a.file_rows["docs/queues.md"].start + 1)  # type: ignore[union-attr]
         assert extent is not None and extent.token_count > 126
 
 
@@ -174,7 +178,9 @@ async def test_new_window_settings_rebuild_the_index() -> None:
         await pilot.click("#settings-apply")
         params = WindowParams(Unit.CHARS, 500, 50)
         await wait_until(
-            pilot, lambda: app.params == params and index_complete(app), "the index of 500/50 windows"
+            pilot,
+            lambda: app.a.config.params == params and index_complete(app),
+            "the index of 500/50 windows",
         )
         expected = expected_citations(QUERY, 5, params)
         await wait_until(pilot, lambda: shown_citations(app) == expected, "the re-ranked hits")
@@ -202,18 +208,20 @@ async def test_bad_settings_are_refused_with_a_message() -> None:
 
 async def test_a_corpus_with_nothing_to_index_is_a_notification_not_a_crash(tmp_path: Path) -> None:
     app = make_app(path=str(tmp_path))
-    async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: bool(app._notifications), "a notification")
-        [notification] = list(app._notifications)
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: bool(notifications), "a notification")
+        [notification] = notifications
         assert "the folder is empty" in notification.message
         assert app.is_running
 
 
 async def test_a_model_that_cannot_load_is_a_notification() -> None:
     app = make_app(factory="tests.fakes:failing_embedder")
-    async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: bool(app._notifications), "a notification")
-        assert any("cannot be loaded (on purpose)" in n.message for n in app._notifications)
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: bool(notifications), "a notification")
+        assert any("cannot be loaded (on purpose)" in n.message for n in notifications)
         assert app.is_running
 
 
@@ -224,9 +232,10 @@ async def test_selecting_a_skipped_file_says_why(tmp_path: Path) -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
         app.query_one(WindowView)
-        tree = app.query_one("#corpus-tree")
-        node = next(n for n in tree._tree_nodes.values() if n.data and n.data.path == "blob.bin")  # type: ignore[attr-defined]
-        tree.select_node(node)  # type: ignore[attr-defined]
+        tree = app.query_one(CorpusTree)
+        node = tree.node_for("blob.bin")
+        assert node is not None
+        tree.select_node(node)
         lines = app.query_one(FileLines)
         await wait_until(
             pilot, lambda: "binary: a NUL byte" in lines.shown_text(1), "the reason it is skipped"
@@ -255,11 +264,11 @@ async def test_a_relaunch_takes_every_vector_from_the_cache(tmp_path: Path) -> N
     async with first.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(first, 5), "the first launch's hits")
         expected = shown_citations(first)
-        assert first._from_cache == 0
+        assert first.a.from_cache == 0
     second = make_app(cache_dir=str(tmp_path), query="how are windows cut")
     async with second.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(second, 5), "the relaunch's hits")
-        assert second._from_cache == 66, "nothing is embedded again"
+        assert second.a.from_cache == 66, "nothing is embedded again"
         assert shown_citations(second) == expected
         assert "66 from the cache" in text_of(second, "#status")
 
@@ -281,7 +290,7 @@ async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_
             pilot, lambda: hits_drawn(app) and "changed on disk" in text_of_hits(app), "the stale mark"
         )
         await pilot.press("escape", "r")
-        await wait_until(pilot, lambda: index_complete(app) and app._from_cache == 65, "the re-scan")
+        await wait_until(pilot, lambda: index_complete(app) and app.a.from_cache == 65, "the re-scan")
         await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits again")
         await wait_until(
             pilot, lambda: hits_drawn(app) and "changed on disk" not in text_of_hits(app), "fresh hits"
@@ -311,11 +320,12 @@ async def test_the_file_opened_while_indexing_is_embedded_next(monkeypatch: pyte
             pilot, lambda: app.index is not None and app.index.embedded_count > 0, "the first batch"
         )
         last = app.corpus.files[-1].path  # type: ignore[union-attr]
-        rows = app._file_rows[last]
+        rows = app.a.file_rows[last]
         assert not any(app.index.has_vector(row) for row in rows)  # type: ignore[union-attr]
-        tree = app.query_one("#corpus-tree")
-        node = next(n for n in tree._tree_nodes.values() if n.data and n.data.path == last)  # type: ignore[attr-defined]
-        tree.select_node(node)  # type: ignore[attr-defined]
+        tree = app.query_one(CorpusTree)
+        node = tree.node_for(last)
+        assert node is not None
+        tree.select_node(node)
         await wait_until(pilot, lambda: all(app.index.has_vector(row) for row in rows), "its windows")  # type: ignore[union-attr]
         assert not app.index.is_complete, "embedded before the rest of the corpus"  # type: ignore[union-attr]
         await wait_until(pilot, lambda: index_complete(app), "the whole index")
@@ -391,7 +401,7 @@ async def test_heat_colours_each_window_by_its_score_for_the_query() -> None:
         assert layout is not None and layout.heat is not None
         result = app.last_result
         assert result is not None
-        rows = app._file_rows["docs/queues.md"]
+        rows = app.a.file_rows["docs/queues.md"]
         assert list(layout.heat) == [float(result.scores[row]) for row in rows]
         await pilot.press("m")
         layout = app.query_one(FileLines).layout_shown
@@ -487,13 +497,14 @@ async def test_a_failing_worker_is_a_notification_and_a_logged_traceback(
     monkeypatch.setattr(ranking, "rank_for_display", flaky)
     log = tmp_path / "logs" / "raglens.log"
     app = make_app(error_log_path=str(log))
-    async with app.run_test(size=(160, 45)) as pilot:
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
         await pilot.click("#query")
         await pilot.press(*"first query", "enter")
         await wait_until(pilot, log.exists, "the error log")
         assert "RuntimeError: the ranking broke" in log.read_text(encoding="utf-8")
-        notes = [str(n.message) for n in app._notifications]
+        notes = [str(n.message) for n in notifications]
         assert any("ranking failed" in note and str(log) in note for note in notes)
         await pilot.press("ctrl+a", "ctrl+k", *QUERY, "enter")  # the app is still running
         await wait_until(pilot, lambda: fully_ranked(app, 5), "hits after the failure")
@@ -503,11 +514,11 @@ async def test_ctrl_c_while_indexing_quits_and_stops_the_embedding_process() -> 
     app = make_app(factory="tests.fakes:PacedHashingEmbedder")
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: app.index is not None and app.index.embedded_count > 0, "indexing")
-        process = app._process
+        process = app.a.process
         assert process is not None and not app.index.is_complete
         await pilot.press("ctrl+c")  # the question box has the focus: Ctrl+C still quits
         await wait_until(pilot, lambda: not app.is_running, "the app to quit")
-    assert app._process is None
+    assert app.a.process is None
     assert not process.is_alive()
 
 

@@ -13,9 +13,9 @@ pytestmark = pytest.mark.model
 async def test_the_real_model_ranks_the_answer_first() -> None:
     app = make_app(factory=None, device="cpu")
     async with app.run_test(size=(160, 45)) as pilot:
-        assert app.model is None, "the first frame does not wait for the model"
-        await wait_until(pilot, lambda: app.model is not None, "the model to load")
-        model = app.model
+        assert app.a.model is None, "the first frame does not wait for the model"
+        await wait_until(pilot, lambda: app.a.model is not None, "the model to load")
+        model = app.a.model
         assert model is not None
         assert (model.name, model.dimension, model.max_seq_length) == ("all-MiniLM-L6-v2", 384, 256)
         await pilot.click("#query")

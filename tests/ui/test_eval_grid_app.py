@@ -11,7 +11,7 @@ from textual.widgets import Input, Static
 
 from raglens.ui.screens.grid import GridRunScreen, GridScreen
 from raglens.ui.screens.report import ReportScreen
-from tests.ui.conftest import index_complete, make_app, screen_shown, wait_until
+from tests.ui.conftest import index_complete, make_app, notification_recorder, screen_shown, wait_until
 
 CASES = [
     {"q": "how are failed jobs retried with backoff?", "expect": ["docs/retries.md", "tidepool/retry.py"]},
@@ -69,7 +69,8 @@ async def test_escape_stops_a_running_grid_and_its_process(tmp_path: Path) -> No
 async def test_a_grid_that_fails_says_why_and_closes_its_progress(tmp_path: Path) -> None:
     golden = golden_file(tmp_path)
     app = make_app(golden_path=str(golden))
-    async with app.run_test(size=(160, 45)) as pilot:
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "A's index")
         app.action_leave_query()
         await pilot.press("x")
@@ -79,10 +80,10 @@ async def test_a_grid_that_fails_says_why_and_closes_its_progress(tmp_path: Path
         await pilot.press("enter")
         await wait_until(
             pilot,
-            lambda: any(n.title == "the eval grid failed" for n in app._notifications),
+            lambda: any(n.title == "the eval grid failed" for n in notifications),
             "the failure's notification",
         )
-        [failure] = [n for n in app._notifications if n.title == "the eval grid failed"]
+        [failure] = [n for n in notifications if n.title == "the eval grid failed"]
         assert "golden.jsonl" in failure.message and "line 1" in failure.message, failure.message
         await wait_until(pilot, lambda: not isinstance(app.screen, GridRunScreen), "the progress closed")
         assert app.grid_child is None
@@ -90,13 +91,14 @@ async def test_a_grid_that_fails_says_why_and_closes_its_progress(tmp_path: Path
 
 async def test_a_grid_without_a_golden_file_says_how_to_make_one(tmp_path: Path) -> None:
     app = make_app(golden_path=str(tmp_path / "none.jsonl"))
-    async with app.run_test(size=(80, 24)) as pilot:
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(80, 24), message_hook=record) as pilot:
         await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
         app.action_leave_query()
         await pilot.press("x")
         await wait_until(
             pilot,
-            lambda: any("save cases with g" in str(n.message) for n in app._notifications),
+            lambda: any("save cases with g" in str(n.message) for n in notifications),
             "the notification",
         )
         assert not isinstance(app.screen, GridScreen)

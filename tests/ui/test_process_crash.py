@@ -11,9 +11,9 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from raglens.ui.process_restarts import RESTART_LIMIT, RestartBudget, describe_exit
+from raglens.process_restarts import RESTART_LIMIT, RestartBudget, describe_exit
 from raglens.ui.widgets.hit_list import HitList
-from tests.ui.conftest import fully_ranked, make_app, wait_until
+from tests.ui.conftest import fully_ranked, make_app, notification_recorder, wait_until
 
 SLOW = "tests.fakes:SlowHashingEmbedder"
 
@@ -27,35 +27,34 @@ def write_corpus(root: Path, files: int = 40) -> Path:
     return root
 
 
-def notices(app: object) -> list[str]:
-    return [str(note.message) for note in app._notifications]  # type: ignore[attr-defined]
-
-
 async def test_a_killed_process_is_reported_started_again_and_indexing_resumes(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
     app = make_app(
         path=str(corpus), factory=SLOW, query="how are failed jobs retried?", cache_dir=str(tmp_path)
     )
-    async with app.run_test(size=(160, 45)) as pilot:
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
         await wait_until(
             pilot,
             lambda: app.index is not None and app.index.embedded_count >= 16 and app.last_result is not None,
             "some windows embedded and a first ranking",
         )
-        first = app._process
+        first = app.a.process
         assert first is not None and not app.index.is_complete, "the test must kill the process mid-index"
         embedded_before = app.index.embedded_count
         os.kill(first.pid, signal.SIGKILL)
         await wait_until(
-            pilot, lambda: any("killed by SIGKILL" in note for note in notices(app)), "the report"
+            pilot,
+            lambda: any("killed by SIGKILL" in str(n.message) for n in notifications),
+            "the report",
         )
         await wait_until(
-            pilot, lambda: app._process is not None and app._process is not first, "a new process"
+            pilot, lambda: app.a.process is not None and app.a.process is not first, "a new process"
         )
         assert app.index.embedded_count >= embedded_before, "nothing embedded before the crash was lost"
         await wait_until(pilot, lambda: fully_ranked(app, app.k), "hits over every window, after the restart")
         assert not first.is_alive()
-        assert not app.process_stopped
+        assert not app.a.stopped
         app.query_one("#query").value = "what does the backoff do?"
         await wait_until(
             pilot,
@@ -69,18 +68,19 @@ async def test_a_process_that_keeps_dying_is_stopped_and_the_hits_stay(tmp_path:
     app = make_app(
         path=str(corpus), factory=SLOW, query="how are failed jobs retried?", cache_dir=str(tmp_path)
     )
-    async with app.run_test(size=(160, 45)) as pilot:
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, app.k), "hits over every window")
         shown = [hit.row for hit in app.query_one(HitList).hits]
         for death in range(RESTART_LIMIT + 1):
-            process = app._process
+            process = app.a.process
             assert process is not None
             os.kill(process.pid, signal.SIGKILL)
             await wait_until(
-                pilot, lambda process=process: app._process is not process, f"death {death + 1} handled"
+                pilot, lambda process=process: app.a.process is not process, f"death {death + 1} handled"
             )
-        assert app.process_stopped and app._process is None
-        assert any("stopped starting it" in note for note in notices(app))
+        assert app.a.stopped and app.a.process is None
+        assert any("stopped starting it" in str(n.message) for n in notifications)
         assert [hit.row for hit in app.query_one(HitList).hits] == shown, "the last hits stay on screen"
         app.query_one("#query").value = "something new"
         await wait_until(
@@ -90,7 +90,7 @@ async def test_a_process_that_keeps_dying_is_stopped_and_the_hits_stay(tmp_path:
         )
         await pilot.press("escape", "r")
         await wait_until(
-            pilot, lambda: app._process is not None and app._process.is_alive(), "r starts it again"
+            pilot, lambda: app.a.process is not None and app.a.process.is_alive(), "r starts it again"
         )
         await wait_until(
             pilot, lambda: app.shown_query == "something new" and fully_ranked(app, app.k), "an answer"

@@ -7,13 +7,15 @@ import numpy as np
 from textual.widgets import Input, Static
 
 from raglens.corpus import CorpusOptions, load_corpus
+from raglens.embedding_process import EmbeddingProcess
+from raglens.run import ConfigurationRun
 from raglens.ui.app import RaglensApp
 from raglens.ui.screens.versus import VersusScreen
 from raglens.ui.widgets.versus_hits import VersusHits
 from raglens.windows import Unit, Window, WindowParams, cut_corpus
 from tests.conftest import SAMPLE_CORPUS
 from tests.fakes import HashingEmbedder
-from tests.ui.conftest import fully_ranked, make_app, screen_shown, wait_until
+from tests.ui.conftest import fully_ranked, make_app, notification_recorder, screen_shown, wait_until
 
 QUERY = "how are failed jobs retried with backoff"
 
@@ -42,14 +44,28 @@ async def open_b(app: RaglensApp, pilot, size: str, overlap: str) -> None:  # ty
     await pilot.press("enter")
 
 
+async def b_ranked(
+    app: RaglensApp, pilot, size: str, overlap: str
+) -> tuple[ConfigurationRun, EmbeddingProcess]:  # type: ignore[no-untyped-def]
+    """Wait for A's hits, start B with ``size``/``overlap`` windows, wait for B's complete ranking."""
+    await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
+    await open_b(app, pilot, size, overlap)
+    await wait_until(pilot, lambda: b_complete(app), "B ranked")
+    b = app.b
+    assert b is not None and b.process is not None
+    return b, b.process
+
+
 def b_complete(app: RaglensApp) -> bool:
-    run = app.versus
+    """B's ranking of the question on screen, over all of B's windows, is drawn."""
+    ranking, question = app.versus_ranking, app.shown_question
     return (
-        run is not None
-        and run.ranking is not None
-        and run.ranking.query == app.shown_query
-        and run.ranking.result.ranked_count == run.ranking.result.window_count
-        and app.query_one(VersusHits).ranking is run.ranking
+        app.b is not None
+        and ranking is not None
+        and question is not None
+        and ranking.question == question.number
+        and ranking.result.ranked_count == ranking.result.window_count
+        and app.query_one(VersusHits).ranking is ranking
     )
 
 
@@ -59,14 +75,12 @@ async def test_b_ranks_as_an_independent_run_with_its_windows_and_follows_a_hits
         await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
         await open_b(app, pilot, "500", "50")
         await wait_until(pilot, lambda: b_complete(app), "B ranked over all its windows")
-        run = app.versus
-        assert run is not None and run.ranking is not None
+        run, ranking = app.b, app.versus_ranking
+        assert run is not None and run.process is not None and ranking is not None
         windows, ranks = reference(WindowParams(Unit.CHARS, 500, 50))
         expected = sorted(range(len(windows)), key=lambda row: ranks[row])[:5]
-        assert [hit.window.citation for hit in run.ranking.result.hits] == [
-            windows[r].citation for r in expected
-        ]
-        for hit, movement in zip(app.last_result.hits, run.ranking.comparison.a, strict=True):  # type: ignore[union-attr]
+        assert [hit.window.citation for hit in ranking.result.hits] == [windows[r].citation for r in expected]
+        for hit, movement in zip(app.last_result.hits, ranking.comparison.a, strict=True):  # type: ignore[union-attr]
             window = hit.window
             over = [
                 ranks[row]
@@ -76,7 +90,7 @@ async def test_b_ranks_as_an_independent_run_with_its_windows_and_follows_a_hits
             assert movement.rank_in_other == min(over)
         shown = str(app.query_one(VersusHits).render())
         assert shown.startswith("B · 500/50 chars") and "top-5 overlap" in shown
-        for hit in run.ranking.result.hits:
+        for hit in ranking.result.hits:
             assert hit.window.citation in shown
         b_pid = run.process.pid
     assert not _alive(b_pid), "B's process ends with the app"
@@ -103,26 +117,23 @@ async def test_a_b_the_same_as_a_or_impossible_is_refused_in_the_form() -> None:
         app.screen.query_one("#versus-overlap", Input).value = "200"
         await pilot.press("enter")
         await wait_until(pilot, lambda: "the same as A" in str(error.render()), "B = A refused")
-        assert app.versus is None and isinstance(app.screen, VersusScreen)
+        assert app.b is None and isinstance(app.screen, VersusScreen)
 
 
 async def test_stop_comparing_ends_b_and_its_process() -> None:
     app = make_app(query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
-        await open_b(app, pilot, "600", "100")
-        await wait_until(pilot, lambda: b_complete(app), "B ranked")
-        run = app.versus
-        assert run is not None
+        _, process = await b_ranked(app, pilot, "600", "100")
         await pilot.press("v")
         await wait_until(pilot, lambda: screen_shown(app, VersusScreen, "#versus-stop"), "the form with stop")
         await pilot.click("#versus-stop")
-        await wait_until(pilot, lambda: app.versus is None, "B stopped")
+        await wait_until(pilot, lambda: app.b is None, "B stopped")
         assert not app.query_one(VersusHits).display
-        await wait_until(pilot, lambda: not run.process.is_alive(), "B's process ended")
+        await wait_until(pilot, lambda: not process.is_alive(), "B's process ended")
 
 
 async def test_a_pinned_answer_shows_its_rank_in_a_and_in_b() -> None:
+    from raglens.compare import ExpectedMove
     from raglens.diagnostics.golden import ExpectedRef
 
     app = make_app(query=QUERY)
@@ -131,16 +142,18 @@ async def test_a_pinned_answer_shows_its_rank_in_a_and_in_b() -> None:
         app.pinned[ExpectedRef.parse("docs/retries.md")] = ()  # as the pin screen leaves a whole-file pin
         await open_b(app, pilot, "500", "50")
         await wait_until(pilot, lambda: b_complete(app), "B ranked")
-        run = app.versus
-        assert run is not None and run.ranking is not None
+        ranking = app.versus_ranking
+        assert ranking is not None
         b_windows, b_ranks = reference(WindowParams(Unit.CHARS, 500, 50))
         a_windows, a_ranks = reference(WindowParams(Unit.CHARS, 1000, 200))
 
         def best(windows: list[Window], ranks: list[int]) -> int:
             return min(rank for rank, w in zip(ranks, windows, strict=True) if w.path == "docs/retries.md")
 
-        assert run.ranking.expected == (
-            ("docs/retries.md", best(a_windows, a_ranks), best(b_windows, b_ranks)),
+        assert ranking.expected == (
+            ExpectedMove(
+                ExpectedRef.parse("docs/retries.md"), best(a_windows, a_ranks), best(b_windows, b_ranks)
+            ),
         )
         assert "expected docs/retries.md: A #" in str(app.query_one(VersusHits).render())
 
@@ -183,16 +196,49 @@ async def test_a_new_a_setting_keeps_b_and_a_rescan_of_changed_files_starts_b_af
     shutil.copytree(SAMPLE_CORPUS, corpus)
     app = make_app(path=str(corpus), query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
-        await open_b(app, pilot, "500", "50")
-        await wait_until(pilot, lambda: b_complete(app), "B ranked")
-        run = app.versus
+        run, process = await b_ranked(app, pilot, "500", "50")
         app.apply_settings(Settings(WindowParams(Unit.CHARS, 800, 100), 5))
-        await wait_until(pilot, lambda: fully_ranked(app, 5) and app.params.size == 800, "A with 800/100")
+        await wait_until(
+            pilot, lambda: fully_ranked(app, 5) and app.a.config.params.size == 800, "A with 800/100"
+        )
         await wait_until(pilot, lambda: b_complete(app), "B ranked for A's new ranking")
-        assert app.versus is run and run is not None and run.process.is_alive(), "B was left as it is"
+        assert app.b is run and run.process is process and process.is_alive(), "B was left as it is"
         (corpus / "docs" / "retries.md").write_text("Retries are gone.\n", encoding="utf-8")
         app.action_rescan()
-        await wait_until(pilot, lambda: app.versus is not run and app.versus is not None, "B afresh")
+        await wait_until(pilot, lambda: app.b is not run and app.b is not None, "B afresh")
         await wait_until(pilot, lambda: b_complete(app), "the new B ranked")
-        assert not run.process.is_alive()
+        assert not process.is_alive()
+
+
+async def test_b_process_killed_is_started_again_as_a_is() -> None:
+    """B's run is A's kind of run: a process that dies is replaced within the same budget."""
+    import os
+    import signal
+
+    app = make_app(query=QUERY)
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        b, first = await b_ranked(app, pilot, "500", "50")
+        os.kill(first.pid, signal.SIGKILL)
+        await wait_until(
+            pilot,
+            lambda: b.process is not None and b.process is not first and b.model is not None,
+            "B's new process",
+        )
+        await wait_until(
+            pilot,
+            lambda: any(
+                "B's embedding process ended (killed by SIGKILL)" in str(n.message) for n in notifications
+            ),
+            "the report",
+        )
+        assert app.b is b and not b.stopped and b.incarnation == 2
+        app.query_one("#query", Input).value = "what does the backoff do"
+        await wait_until(
+            pilot,
+            lambda: (
+                app.shown_query == "what does the backoff do" and fully_ranked(app, 5) and b_complete(app)
+            ),
+            "a new question ranked by B's new process",
+        )
+        assert not first.is_alive()

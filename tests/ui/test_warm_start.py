@@ -57,7 +57,7 @@ async def test_the_first_file_opens_even_when_no_hits_come() -> None:
         await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
         assert not openings, f"the file waits up to {FIRST_FILE_WAIT_S} s for the hits"
         await wait_until(pilot, lambda: bool(openings), "the first file, without hits")
-        assert openings[0] == (FIRST_FILE, None) and not rankings and app.model is None
+        assert openings[0] == (FIRST_FILE, None) and not rankings and app.a.model is None
 
 
 async def test_the_control_questions_are_asked_at_mount_and_once_per_process(
@@ -70,7 +70,7 @@ async def test_the_control_questions_are_asked_at_mount_and_once_per_process(
     embed_query = EmbeddingProcess.embed_query
 
     def recording(process: EmbeddingProcess, text: str) -> Future[np.ndarray]:
-        asked.append((text, app.model is not None))
+        asked.append((text, app.a.model is not None))
         return embed_query(process, text)
 
     monkeypatch.setattr(EmbeddingProcess, "embed_query", recording)

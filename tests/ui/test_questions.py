@@ -1,0 +1,64 @@
+"""Hits stand only under the question they rank: a question's text and vector travel together, from
+the box to the ranking to the screen, for A and for B."""
+
+from __future__ import annotations
+
+import numpy as np
+from textual.widgets import Input, Static
+
+from raglens.corpus import CorpusOptions, load_corpus
+from raglens.ui.messages import RankingReady
+from raglens.windows import WindowParams, cut_corpus, window_texts
+from tests.conftest import SAMPLE_CORPUS
+from tests.fakes import HashingEmbedder
+from tests.ui.conftest import fully_ranked, index_complete, make_app, ranking_recorder, wait_until
+
+FIRST = "how are failed jobs retried with backoff"
+SECOND = "which queue drains pending jobs at shutdown"
+
+
+def oracle_hits(ranking: RankingReady, k: int) -> list[int]:
+    """The rows a plain ranking of ``ranking.query`` over the same ranked rows puts on top."""
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    windows = cut_corpus(corpus, WindowParams())
+    embedder = HashingEmbedder()
+    vectors = embedder.encode(window_texts(corpus, windows))
+    rows = np.asarray(ranking.result.ranked_rows)
+    scores = vectors[rows] @ embedder.encode_query(ranking.query)
+    order = np.lexsort((rows, -scores))[:k]
+    return [int(rows[i]) for i in order]
+
+
+async def test_every_ranking_drawn_is_of_the_words_it_is_drawn_under() -> None:
+    """Issue 29.1: typed while vectors arrived, the periodic re-rank ranked the box's new words with the
+    previous question's vector, and drew those hits under the new words."""
+    rankings, record = ranking_recorder()
+    app = make_app(factory="tests.fakes:PacedHashingEmbedder", query=FIRST)
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: bool(rankings), "a first ranking while the index fills")
+        assert not index_complete(app), "the test must type while vectors arrive"
+        box = app.query_one("#query", Input)
+        for end in range(1, len(SECOND) + 1, 4):
+            # One more keystroke each time a batch of vectors arrives: the re-ranks those batches
+            # start fall between keystrokes, while the box holds words not asked yet.
+            embedded = app.index.embedded_count if app.index is not None else 0
+            box.value = SECOND[:end]
+            await wait_until(
+                pilot,
+                lambda embedded=embedded: (
+                    index_complete(app)  # type: ignore[misc]
+                    or (app.index is not None and app.index.embedded_count > embedded)
+                ),
+                "another batch of vectors",
+            )
+        box.value = SECOND
+        await wait_until(pilot, lambda: app.shown_query == SECOND and fully_ranked(app, 5), "SECOND's hits")
+        summary = str(app.query_one("#hit-summary", Static).render())
+    assert SECOND in summary
+    assert len({r.question for r in rankings}) >= 2
+    for ranking in rankings:
+        rows = [hit.row for hit in ranking.result.hits]
+        assert rows == oracle_hits(ranking, len(rows)), f"question {ranking.question}: {ranking.query!r}"
+    numbers: dict[int, str] = {}
+    for ranking in rankings:
+        assert numbers.setdefault(ranking.question, ranking.query) == ranking.query, "one number, one text"

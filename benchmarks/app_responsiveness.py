@@ -174,13 +174,13 @@ async def lag_and_latency(path: str) -> Phases:
         app.set_interval(interval, tick)
         started = time.perf_counter()
         # Plain sleeps: Pilot.pause forces a repaint each call, which would load the machine itself.
-        while app.a.model is None:
+        while app.main.a.model is None:
             await asyncio.sleep(0.01)
         phase = "embedding"
-        while not (app.index is not None and app.index.is_complete):
+        while not (app.main.index is not None and app.main.index.is_complete):
             await asyncio.sleep(0.05)
         phases.indexing_s = time.perf_counter() - started
-        phases.window_count = app.index.window_count
+        phases.window_count = app.main.index.window_count
         phase = "querying"
         for repeat in range(3):
             for query in QUERIES:
@@ -189,7 +189,7 @@ async def lag_and_latency(path: str) -> Phases:
                 box.value = text
                 sent = time.perf_counter()
                 await box.action_submit()
-                while app.shown_query != text:
+                while app.main.shown_query != text:
                     await asyncio.sleep(0.002)
                 phases.latencies_ms.append((time.perf_counter() - sent) * 1000)
     return phases

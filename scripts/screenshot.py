@@ -10,26 +10,29 @@ import sys
 
 from textual.widgets import Input, Static
 
-from raglens.ui.app import AppConfig, RaglensApp
+from raglens.run import EngineSettings
+from raglens.ui.app import RaglensApp
+from raglens.ui.app_config import AppConfig
 
 QUERY = "what happens after a job is acknowledged?"
 
 
 async def export(path: str) -> None:
-    app = RaglensApp(AppConfig(path="sample_corpus", device="cpu", show_rates=False))
+    app = RaglensApp(AppConfig(path="sample_corpus", engine=EngineSettings(device="cpu"), show_rates=False))
     async with app.run_test(size=(150, 42)) as pilot:
         app.query_one("#query", Input).cursor_blink = False
         await pilot.click("#query")
         await pilot.press(*QUERY)
+        main = app.main
         while not (
-            app.last_result is not None
-            and app.last_result.ranked_count == app.last_result.window_count
-            and app.last_result.hits
+            main.last_result is not None
+            and main.last_result.ranked_count == main.last_result.window_count
+            and main.last_result.hits
             and "noise floor 0" in str(app.query_one("#score-strip", Static).render())
         ):
             await pilot.pause(0.1)
-        top = app.last_result.hits[0].window
-        app.show_file(top.path, top.index)
+        top = main.last_result.hits[0].window
+        main.show_file(top.path, top.index)
         await pilot.pause(0.3)
         app.save_screenshot(path)
 

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
-from textual.app import App
 from textual.message import Message
 
 from raglens.errors import BadInputError
 from raglens.grid_events import GridEvent, GridFailed, GridFinished, GridRowDone, GridStarted
 from raglens.printable import printable
+from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.grid_run import GridChild, grid_command
 from raglens.ui.messages import while_shown
 from raglens.ui.screens.grid import GridRequest, GridRunScreen, GridScreen
@@ -30,7 +29,7 @@ else:  # textual depends on typing_extensions
     from typing_extensions import assert_never
 
 if TYPE_CHECKING:
-    from raglens.run import ConfigurationRun
+    from raglens.embedding_process import EmbeddingProcess
     from raglens.ui.app_config import AppConfig
 
 REPORT_WIDTH = 110
@@ -46,21 +45,13 @@ class GridEventArrived(Message):
     event: GridEvent
 
 
-class GridActions(App[None]):
+class GridActions(ExplorerScreen):
     """The eval grid from the explorer."""
 
-    config: AppConfig
-    a: ConfigurationRun
-
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, config: AppConfig, process: EmbeddingProcess | None = None) -> None:
+        super().__init__(config, process)
         self.grid_child: GridChild | None = None
         """The grid running now, if one is."""
-
-    if TYPE_CHECKING:
-
-        def golden_path(self) -> Path: ...
-        def _narrate(self, line: str) -> None: ...
 
     def action_eval_grid(self) -> None:
         """Ask which parameters to vary, then evaluate every combination on the golden file."""
@@ -81,7 +72,7 @@ class GridActions(App[None]):
                 markup=False,
             )
             return
-        self.push_screen(GridScreen(self.a.config, str(golden), len(cases)), self._grid_requested)
+        self.app.push_screen(GridScreen(self.a.config, str(golden), len(cases)), self._grid_requested)
 
     def _grid_requested(self, request: GridRequest | None) -> None:
         if request is None:
@@ -89,8 +80,8 @@ class GridActions(App[None]):
         command = grid_command(self.config, self.a.config, str(self.golden_path()), request.axes, request.k)
         width = max(min(self.size.width, REPORT_WIDTH) - REPORT_MARGIN, 60)
         child = self.grid_child = GridChild(command, width)
-        self._narrate(f"eval grid: {request.count} configuration(s), k={request.k}")
-        self.push_screen(GridRunScreen(request.count), self._grid_run_closed)
+        self.narrate(f"eval grid: {request.count} configuration(s), k={request.k}")
+        self.app.push_screen(GridRunScreen(request.count), self._grid_run_closed)
         self.follow_grid(child)
 
     def _grid_run_closed(self, _: None) -> None:
@@ -98,7 +89,7 @@ class GridActions(App[None]):
         child, self.grid_child = self.grid_child, None
         if child is not None:
             child.stop()
-            self._narrate("eval grid stopped")
+            self.narrate("eval grid stopped")
 
     @work(thread=True, group="grid", exit_on_error=False, description="eval grid")
     def follow_grid(self, child: GridChild) -> None:
@@ -114,15 +105,15 @@ class GridActions(App[None]):
         event = message.event
         match event:
             case GridStarted(number=number, total=total, config=config, seconds_left=seconds_left):
-                if isinstance(self.screen, GridRunScreen):
-                    self.screen.show_step(number, total, config, seconds_left)
+                if isinstance(self.app.screen, GridRunScreen):
+                    self.app.screen.show_step(number, total, config, seconds_left)
             case GridRowDone(number=number, total=total):
-                if isinstance(self.screen, GridRunScreen):
-                    self.screen.show_done(number, total)
+                if isinstance(self.app.screen, GridRunScreen):
+                    self.app.screen.show_done(number, total)
             case GridFinished(report=report):
                 self._grid_ended()
-                self._narrate("eval grid done")
-                self.push_screen(ReportScreen("Eval grid", Text(printable(report))))
+                self.narrate("eval grid done")
+                self.app.push_screen(ReportScreen("Eval grid", Text(printable(report))))
             case GridFailed(message=why):
                 self._grid_ended()
                 self.notify(
@@ -134,8 +125,8 @@ class GridActions(App[None]):
     def _grid_ended(self) -> None:
         """The grid ended by itself: forget it and close its progress screen."""
         self.grid_child = None
-        if isinstance(self.screen, GridRunScreen):
-            self.screen.dismiss(None)
+        if isinstance(self.app.screen, GridRunScreen):
+            self.app.screen.dismiss(None)
 
     def stop_grid(self) -> None:
         """End a running grid with the app."""

@@ -7,15 +7,14 @@ messages; the handlers here own the state they add.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
-from textual.app import App
 from textual.worker import get_current_worker
 
 from raglens.printable import printable, printable_name
+from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.futures import result_unless_cancelled
 from raglens.ui.messages import ProbesReady, PromptReady
 from raglens.ui.screens.pin import PinScreen
@@ -30,45 +29,13 @@ if TYPE_CHECKING:
     import numpy as np
 
     from raglens.corpus import Corpus
-    from raglens.diagnostics.golden import ExpectedRef
-    from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.diagnostics.symbols import Definition
     from raglens.index import IndexSnapshot
-    from raglens.run import ConfigurationRun
     from raglens.search import SearchResult
 
 
-class LabActions(App[None]):
+class LabActions(ExplorerScreen):
     """Heat over the file, pinned expected answers, golden cases, the prompt and the failure lab."""
-
-    corpus: Corpus | None
-    a: ConfigurationRun
-    k: int
-    last_result: SearchResult | None
-    last_diagnostics: QueryDiagnostics | None
-    shown_window: tuple[str, int | None] | None
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.heat_on = False
-        """Whether the window view colours each window by its score for the query."""
-        self.pinned: dict[ExpectedRef, tuple[Definition, ...]] = {}
-        """The answers the user expects for the query, with their definitions (none for a file)."""
-
-    if TYPE_CHECKING:  # provided by the app and its navigation; declared for the type checker only
-
-        def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None: ...
-        def rerank_now(self) -> None: ...
-        def golden_path(self) -> Path:
-            """Where ``g`` appends golden cases."""
-
-        def model_name_for_tokens(self) -> str | None:
-            """The model whose tokenizer counts the prompt (None: the bundled one)."""
-
-        def model_label(self) -> str: ...
-
-        @property
-        def shown_query(self) -> str | None: ...
 
     def lens_on_file(self, path: str) -> FileLens:
         """The current query's score of each window of ``path`` (with heat on), and its straddles."""
@@ -111,7 +78,7 @@ class LabActions(App[None]):
         definitions = find_definitions(window.path, self.corpus.file(window.path).text)
         symbols = [d.name for d in definitions if d.overlaps(window.start, window.end)]
         choices = [window.path, *(f"{window.path}::{name}" for name in symbols)]
-        self.push_screen(PinScreen(self.shown_query, choices), self._pin_chosen)
+        self.app.push_screen(PinScreen(self.shown_query, choices), self._pin_chosen)
 
     def _pin_chosen(self, choice: str | None) -> None:
         if choice is None or self.corpus is None:
@@ -126,11 +93,11 @@ class LabActions(App[None]):
             definitions = tuple(d for d in found if d.name == ref.symbol)
         self.pinned[ref] = definitions
         self.notify(f"pinned {printable_name(choice)}; u unpins, g saves the case", timeout=4, markup=False)
-        self.rerank_now()
+        self.rerank(now=True)
 
     def action_unpin(self) -> None:
         self.pinned.clear()
-        self.rerank_now()
+        self.rerank(now=True)
 
     def action_save_case(self) -> None:
         """Append the query and the pinned answers to the golden file, as one line of JSONL."""
@@ -164,7 +131,7 @@ class LabActions(App[None]):
         from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 
         text = assemble_prompt(query, result.hits, corpus.texts())
-        counter = token_counter_for(self.model_name_for_tokens())
+        counter = token_counter_for(self.a.config.model)
         self.post_message(
             PromptReady(PromptPreview(text, counter.count(text) if counter else None, len(result.hits)))
         )
@@ -178,7 +145,7 @@ class LabActions(App[None]):
             f"The prompt an LLM would get: {preview.context_count} window(s), {len(preview.text):,} "
             f"characters, {tokens} (embedding model's tokenizer)"
         )
-        self.push_screen(ReportScreen(title, Text(printable(preview.text))))
+        self.app.push_screen(ReportScreen(title, Text(printable(preview.text))))
 
     # The failure lab.
 
@@ -191,7 +158,7 @@ class LabActions(App[None]):
             self.notify("the failure lab is already running", timeout=3)
             return
         self.notify("running the failure lab over the windows embedded so far…", timeout=3)
-        self.run_failure_lab(index.snapshot(), corpus, process.embed_query, self.k, self.model_label())
+        self.run_failure_lab(index.snapshot(), corpus, process.embed_query, self.k, self.a.model_label())
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="failure lab")
     def run_failure_lab(
@@ -228,4 +195,4 @@ class LabActions(App[None]):
             body.append(printable(line) + "\n", style=style)
         ranked, total = message.ranked_count, message.window_count
         over = "" if ranked == total else f" (over {ranked} windows so far)"
-        self.push_screen(ReportScreen(f"The failure lab{over}", body))
+        self.app.push_screen(ReportScreen(f"The failure lab{over}", body))

@@ -9,17 +9,16 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from textual.app import App
 from textual.widgets import Input
 
+from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.pipeline_log import PipelineLog
-from raglens.ui.widgets.window_view import FileLens, WindowView
+from raglens.ui.widgets.window_view import WindowView
 
 if TYPE_CHECKING:
-    from raglens.corpus import Corpus
-    from raglens.run import ConfigurationRun
+    pass
 
 
 PROSE_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ".org", ".tex", ""})
@@ -30,21 +29,11 @@ NARROW_BELOW = 110
 the hits 28 columns each."""
 
 
-class Navigation(App[None]):
+class Navigation(ExplorerScreen):
     """Which file and window the window view shows, and where the keyboard focus is."""
-
-    corpus: Corpus | None
-    a: ConfigurationRun
 
     wrap_choice: bool | None = None
     """Soft wrap as the user set it with ``s``; None: wrap prose, not code."""
-    shown_window: tuple[str, int | None] | None = None
-    """The file in the window view and its selected window."""
-
-    if TYPE_CHECKING:  # provided by the app's other mixins; declared here for the type checker only
-
-        def lens_on_file(self, path: str) -> FileLens: ...
-        def versus_starts(self, path: str) -> frozenset[int]: ...
 
     def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None:
         """Show ``path`` in the window view with window ``current`` selected."""
@@ -105,7 +94,7 @@ class Navigation(App[None]):
 
     def _fold_corpus_pane(self) -> None:
         """On a narrow screen, give the chosen file the corpus pane's room again (t shows it)."""
-        main = self.screen_stack[0]
+        main = self  # the main screen: its breakpoint class says whether it is narrow
         if main.has_class("-narrow") and main.has_class("-corpus-shown"):
             main.remove_class("-corpus-shown")
             self.action_focus_hits()
@@ -148,7 +137,7 @@ class Navigation(App[None]):
 
     def action_focus_tree(self) -> None:
         """Focus the corpus tree; on a narrow screen, where the pane is folded away, show or fold it."""
-        main = self.screen_stack[0]
+        main = self  # the main screen: its breakpoint class says whether it is narrow
         tree = self.query_one(CorpusTree)
         if main.has_class("-narrow"):
             if main.has_class("-corpus-shown") and tree.has_focus:
@@ -168,7 +157,7 @@ class Navigation(App[None]):
     def action_toggle_log(self) -> None:
         """Show or hide the pipeline log; on a narrow screen, unfold the corpus pane that holds it."""
         log = self.query_one(PipelineLog)
-        main = self.screen_stack[0]
+        main = self  # the main screen: its breakpoint class says whether it is narrow
         if main.has_class("-narrow") and not main.has_class("-corpus-shown"):
             main.add_class("-corpus-shown")
             log.display = True

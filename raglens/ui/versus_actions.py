@@ -12,10 +12,10 @@ import time
 from typing import TYPE_CHECKING
 
 from textual import work
-from textual.app import App
 from textual.worker import get_current_worker
 
 from raglens.run import ConfigurationRun
+from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.futures import result_unless_cancelled
 from raglens.ui.messages import VersusRanked, WindowsCut, while_shown
 from raglens.ui.screens.versus import VersusChoice, VersusScreen
@@ -23,18 +23,16 @@ from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.versus_hits import VersusHits
 
 if TYPE_CHECKING:
-    import itertools
     from concurrent.futures import Future
 
     import numpy as np
-    from textual.worker import Worker
 
     from raglens.compare import VersusRanking
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.symbols import Definition
+    from raglens.embedding_process import EmbeddingProcess
     from raglens.index import IndexSnapshot
-    from raglens.run import Question
     from raglens.search import SearchResult
     from raglens.ui.app_config import AppConfig
     from raglens.windows import Window, WindowParams
@@ -58,34 +56,16 @@ def describe_b(b: ConfigurationRun) -> str:
     return f"B · {label} · {total} windows, {state}"
 
 
-class VersusActions(App[None]):
+class VersusActions(ExplorerScreen):
     """Configuration B beside A: the form, B's run, and its ranking of the question on screen."""
 
-    config: AppConfig
-    a: ConfigurationRun
-    run_ids: itertools.count[int]
-    corpus: Corpus | None
-    k: int
-    last_result: SearchResult | None
-    shown_question: Question | None
-    shown_window: tuple[str, int | None] | None
-    pinned: dict[ExpectedRef, tuple[Definition, ...]]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.b: ConfigurationRun | None = None
-        """Configuration B, while one is being compared."""
+    def __init__(self, config: AppConfig, process: EmbeddingProcess | None = None) -> None:
+        super().__init__(config, process)
         self.versus_ranking: VersusRanking | None = None
         """B's latest ranking; drawn only under the question it ranked."""
         self._versus_ranked_at = 0.0
         self.versus_overlay = True
         """Whether the window view marks where B's windows start (o), while B is compared."""
-
-    if TYPE_CHECKING:
-
-        def _narrate(self, line: str) -> None: ...
-        def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None: ...
-        def relay_events(self, run: ConfigurationRun) -> Worker[None]: ...
 
     def versus_starts(self, path: str) -> frozenset[int]:
         """The lines of ``path`` where B's windows start, while B's grid is laid over A's."""
@@ -109,7 +89,7 @@ class VersusActions(App[None]):
     def action_versus(self) -> None:
         """Open the form for configuration B (prefilled with B, or with A the first time)."""
         current = self.b.config if self.b is not None else None
-        self.push_screen(VersusScreen(self.a.config, current), self._versus_chosen)
+        self.app.push_screen(VersusScreen(self.a.config, current), self._versus_chosen)
 
     def _versus_chosen(self, choice: VersusChoice | None) -> None:
         if choice is None:
@@ -119,7 +99,7 @@ class VersusActions(App[None]):
             return
         b = self.b = ConfigurationRun(next(self.run_ids), choice.config, self.config.engine)
         b.start()
-        self._narrate(f"configuration B: {choice.config.describe()}, in a process of its own")
+        self.narrate(f"configuration B: {choice.config.describe()}, in a process of its own")
         self.show_versus()
         self.relay_events(b)
         if self.corpus is not None:

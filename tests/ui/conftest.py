@@ -94,7 +94,7 @@ def last_log_lines(app: object, count: int = 8) -> str:
 
 
 def index_complete(app: RaglensApp) -> bool:
-    return app.index is not None and app.index.is_complete
+    return app.main.index is not None and app.main.index.is_complete
 
 
 @pytest.fixture(autouse=True)
@@ -110,9 +110,9 @@ def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
     """
     from raglens.ui.widgets.hit_list import HitList
 
-    result = app.last_result
+    result = app.main.last_result
     return (
-        not app.first_file_pending
+        not app.main.first_file_pending
         and index_complete(app)
         and result is not None
         and result.ranked_count == result.window_count
@@ -124,7 +124,7 @@ def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
 
 def ranked_with_noise_band(app: RaglensApp, hit_count: int) -> bool:
     """``fully_ranked``, and that ranking already had the control questions' noise band."""
-    diagnostics = app.last_diagnostics
+    diagnostics = app.main.last_diagnostics
     return fully_ranked(app, hit_count) and diagnostics is not None and diagnostics.noise is not None
 
 

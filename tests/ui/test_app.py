@@ -86,10 +86,10 @@ async def test_selecting_a_hit_opens_its_window() -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
         second = app.query_one(HitList).hits[1]
-        app.action_focus_hits()
+        app.main.action_focus_hits()
         await pilot.press("down", "enter")
         await wait_until(
-            pilot, lambda: app.shown_window == (second.window.path, second.window.index), "the hit"
+            pilot, lambda: app.main.shown_window == (second.window.path, second.window.index), "the hit"
         )
         header = str(app.query_one("#window-header", Static).render())
         assert f"window {second.window.index + 1} of" in header
@@ -100,13 +100,13 @@ async def test_stepping_through_windows_crosses_files() -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
-        assert app.shown_window == ("CONTRIBUTING.md", 0)
+        assert app.main.shown_window == ("CONTRIBUTING.md", 0)
         await pilot.press("escape", "n")
-        assert app.shown_window == ("README.md", 0), "CONTRIBUTING.md has one window, so n moves on"
+        assert app.main.shown_window == ("README.md", 0), "CONTRIBUTING.md has one window, so n moves on"
         await pilot.press("n")
-        assert app.shown_window == ("README.md", 1)
+        assert app.main.shown_window == ("README.md", 1)
         await pilot.press("p", "p")
-        assert app.shown_window == ("CONTRIBUTING.md", 0)
+        assert app.main.shown_window == ("CONTRIBUTING.md", 0)
 
 
 async def test_a_narrow_terminal_folds_the_corpus_pane_until_t_shows_it() -> None:
@@ -124,7 +124,7 @@ async def test_a_narrow_terminal_folds_the_corpus_pane_until_t_shows_it() -> Non
         await wait_until(pilot, lambda: not corpus_pane.display, "the pane folded for the chosen file")
         chosen = tree.cursor_node
         assert chosen is not None and chosen.data is not None and chosen.data.path != "CONTRIBUTING.md"
-        assert app.shown_window == (chosen.data.path, 0)
+        assert app.main.shown_window == (chosen.data.path, 0)
         await pilot.press("t")
         await wait_until(pilot, lambda: tree.has_focus, "the tree again")
         await pilot.press("t")
@@ -147,11 +147,11 @@ async def test_the_window_view_marks_where_the_model_stops_reading() -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
-        app.show_file("docs/queues.md", 1)
+        app.main.show_file("docs/queues.md", 1)
         await pilot.pause()
         header = str(app.query_one("#window-header", Static).render())
         assert "the model stops after" in header, header
-        extent = app.index.extent(app.a.file_rows["docs/queues.md"].start + 1)  # type: ignore[union-attr]
+        extent = app.main.index.extent(app.main.a.file_rows["docs/queues.md"].start + 1)  # type: ignore[union-attr]
         assert extent is not None and extent.token_count > 126
 
 
@@ -179,7 +179,7 @@ async def test_new_window_settings_rebuild_the_index() -> None:
         params = WindowParams(Unit.CHARS, 500, 50)
         await wait_until(
             pilot,
-            lambda: app.a.config.params == params and index_complete(app),
+            lambda: app.main.a.config.params == params and index_complete(app),
             "the index of 500/50 windows",
         )
         expected = expected_citations(QUERY, 5, params)
@@ -230,7 +230,7 @@ async def test_selecting_a_skipped_file_says_why(tmp_path: Path) -> None:
     (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02")
     app = make_app(path=str(tmp_path))
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        await wait_until(pilot, lambda: app.main.corpus is not None, "the corpus")
         app.query_one(WindowView)
         tree = app.query_one(CorpusTree)
         node = tree.node_for("blob.bin")
@@ -264,11 +264,11 @@ async def test_a_relaunch_takes_every_vector_from_the_cache(tmp_path: Path) -> N
     async with first.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(first, 5), "the first launch's hits")
         expected = shown_citations(first)
-        assert first.a.from_cache == 0
+        assert first.main.a.from_cache == 0
     second = make_app(cache_dir=str(tmp_path), query="how are windows cut")
     async with second.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(second, 5), "the relaunch's hits")
-        assert second.a.from_cache == 66, "nothing is embedded again"
+        assert second.main.a.from_cache == 66, "nothing is embedded again"
         assert shown_citations(second) == expected
         assert "66 from the cache" in text_of(second, "#status")
 
@@ -290,7 +290,7 @@ async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_
             pilot, lambda: hits_drawn(app) and "changed on disk" in text_of_hits(app), "the stale mark"
         )
         await pilot.press("escape", "r")
-        await wait_until(pilot, lambda: index_complete(app) and app.a.from_cache == 65, "the re-scan")
+        await wait_until(pilot, lambda: index_complete(app) and app.main.a.from_cache == 65, "the re-scan")
         await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits again")
         await wait_until(
             pilot, lambda: hits_drawn(app) and "changed on disk" not in text_of_hits(app), "fresh hits"
@@ -317,17 +317,17 @@ async def test_the_file_opened_while_indexing_is_embedded_next(monkeypatch: pyte
     app = make_app(factory="tests.fakes:PacedHashingEmbedder")
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(
-            pilot, lambda: app.index is not None and app.index.embedded_count > 0, "the first batch"
+            pilot, lambda: app.main.index is not None and app.main.index.embedded_count > 0, "the first batch"
         )
-        last = app.corpus.files[-1].path  # type: ignore[union-attr]
-        rows = app.a.file_rows[last]
-        assert not any(app.index.has_vector(row) for row in rows)  # type: ignore[union-attr]
+        last = app.main.corpus.files[-1].path  # type: ignore[union-attr]
+        rows = app.main.a.file_rows[last]
+        assert not any(app.main.index.has_vector(row) for row in rows)  # type: ignore[union-attr]
         tree = app.query_one(CorpusTree)
         node = tree.node_for(last)
         assert node is not None
         tree.select_node(node)
-        await wait_until(pilot, lambda: all(app.index.has_vector(row) for row in rows), "its windows")  # type: ignore[union-attr]
-        assert not app.index.is_complete, "embedded before the rest of the corpus"  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: all(app.main.index.has_vector(row) for row in rows), "its windows")  # type: ignore[union-attr]
+        assert not app.main.index.is_complete, "embedded before the rest of the corpus"  # type: ignore[union-attr]
         await wait_until(pilot, lambda: index_complete(app), "the whole index")
     assert [name for name, _ in sent].count("index_windows") == 1, "the texts travel once"
     priorities = [args for name, args in sent if name == "embed_first"]
@@ -374,7 +374,7 @@ async def test_the_window_view_marks_what_no_window_reads() -> None:
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
-        app.show_file("docs/queues.md", 0)
+        app.main.show_file("docs/queues.md", 0)
         await pilot.pause()
         layout = app.query_one(FileLines).layout_shown
         assert layout is not None and layout.never_read, "the fake model reads 128 tokens: tails are lost"
@@ -393,15 +393,15 @@ async def test_heat_colours_each_window_by_its_score_for_the_query() -> None:
     app = make_app(query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
-        app.show_file("docs/queues.md", 0)
-        app.action_leave_query()
+        app.main.show_file("docs/queues.md", 0)
+        app.main.action_leave_query()
         await pilot.press("m")
         await wait_until(pilot, lambda: app.query_one(FileLines).layout_shown is not None, "the file")
         layout = app.query_one(FileLines).layout_shown
         assert layout is not None and layout.heat is not None
-        result = app.last_result
+        result = app.main.last_result
         assert result is not None
-        rows = app.a.file_rows["docs/queues.md"]
+        rows = app.main.a.file_rows["docs/queues.md"]
         assert list(layout.heat) == [float(result.scores[row]) for row in rows]
         await pilot.press("m")
         layout = app.query_one(FileLines).layout_shown
@@ -417,7 +417,7 @@ async def test_pinning_a_hit_tracks_its_rank_and_g_appends_a_golden_case(tmp_pat
     app = make_app(query=QUERY, golden_path=str(golden))
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
-        app.action_focus_hits()
+        app.main.action_focus_hits()
         await pilot.press("down")  # the second hit
         second = app.query_one(HitList).highlighted_hit
         assert second is not None and second.rank == 2
@@ -430,8 +430,8 @@ async def test_pinning_a_hit_tracks_its_rank_and_g_appends_a_golden_case(tmp_pat
             "the pinned answer's rank in the strip",
         )
         # The file's best window may rank above this hit, never below it.
-        assert app.last_diagnostics is not None
-        (expected,) = app.last_diagnostics.expected
+        assert app.main.last_diagnostics is not None
+        (expected,) = app.main.last_diagnostics.expected
         assert expected.rank is not None and expected.rank <= 2
         await pilot.press("g")
         await wait_until(pilot, golden.exists, "the golden file")
@@ -448,7 +448,7 @@ async def test_the_prompt_preview_shows_the_exact_context() -> None:
     app = make_app(query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
-        app.action_leave_query()
+        app.main.action_leave_query()
         await pilot.press("c")
         await wait_until(pilot, lambda: screen_shown(app, ReportScreen, "#report-body"), "the prompt")
         body = str(app.screen.query_one("#report-body", Static).render())
@@ -471,7 +471,7 @@ async def test_the_failure_lab_runs_every_probe_from_the_app() -> None:
     app = make_app()
     async with app.run_test(size=(160, 45), message_hook=record) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
-        app.action_leave_query()
+        app.main.action_leave_query()
         await pilot.press("f")
         await wait_until(pilot, lambda: screen_shown(app, ReportScreen, "#report-body"), "the failure lab")
         names = [result.name for result in reports[-1].results]
@@ -513,12 +513,14 @@ async def test_a_failing_worker_is_a_notification_and_a_logged_traceback(
 async def test_ctrl_c_while_indexing_quits_and_stops_the_embedding_process() -> None:
     app = make_app(factory="tests.fakes:PacedHashingEmbedder")
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.index is not None and app.index.embedded_count > 0, "indexing")
-        process = app.a.process
-        assert process is not None and not app.index.is_complete
+        await wait_until(
+            pilot, lambda: app.main.index is not None and app.main.index.embedded_count > 0, "indexing"
+        )
+        process = app.main.a.process
+        assert process is not None and not app.main.index.is_complete
         await pilot.press("ctrl+c")  # the question box has the focus: Ctrl+C still quits
         await wait_until(pilot, lambda: not app.is_running, "the app to quit")
-    assert app.a.process is None
+    assert app.main.a.process is None
     assert not process.is_alive()
 
 
@@ -527,14 +529,14 @@ async def test_rankings_and_vectors_arriving_under_a_modal_screen_are_drawn_behi
 
     app = make_app(factory="tests.fakes:PacedHashingEmbedder", query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.last_result is not None, "a first, partial ranking")
-        app.action_leave_query()
+        await wait_until(pilot, lambda: app.main.last_result is not None, "a first, partial ranking")
+        app.main.action_leave_query()
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
         await wait_until(pilot, lambda: index_complete(app), "the index, under the help screen")
         await wait_until(
             pilot,
-            lambda: app.last_result is not None and app.last_result.ranked_count == 66,
+            lambda: app.main.last_result is not None and app.main.last_result.ranked_count == 66,
             "a full ranking, under the help screen",
         )
         await pilot.press("escape")
@@ -551,10 +553,10 @@ async def test_a_straddle_marks_the_shared_lines_in_the_gutter() -> None:
         await wait_until(
             pilot, lambda: ranked_with_noise_band(app, 5), "hits over the whole index, with the noise band"
         )
-        diagnostics = app.last_diagnostics
+        diagnostics = app.main.last_diagnostics
         assert diagnostics is not None and diagnostics.straddles, "the fake ranking has a straddle"
         straddle = diagnostics.straddles[0]
-        app.show_file(straddle.path, straddle.second.window.index)
+        app.main.show_file(straddle.path, straddle.second.window.index)
         await pilot.pause()
         lines = app.query_one(FileLines)
         shared = range(straddle.second.window.line_start, straddle.first.window.line_end + 1)
@@ -607,7 +609,7 @@ async def test_citations_and_markers_are_never_cut(
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: ranked_with_noise_band(app, 5), "the hits, with the noise band")
         if corpus_pane:
-            app.action_leave_query()
+            app.main.action_leave_query()
             await pilot.press("t")
             await wait_until(pilot, lambda: app.query_one("#left").display, "the corpus pane")
         await pilot.pause()
@@ -642,7 +644,7 @@ async def test_the_footer_says_how_to_leave_the_question_box() -> None:
 
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        await wait_until(pilot, lambda: app.main.corpus is not None, "the corpus")
         assert isinstance(app.focused, Input)
         assert "leave_query" in footer_actions(app) and "focus_query" not in footer_actions(app)
         await pilot.press("q")
@@ -673,7 +675,7 @@ async def test_every_finding_of_the_score_strip_is_on_screen(size: tuple[int, in
     app = make_app(query=query, k=5)
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: ranked_with_noise_band(app, 5), "the hits, with the noise band")
-        diagnostics, result = app.last_diagnostics, app.last_result
+        diagnostics, result = app.main.last_diagnostics, app.main.last_result
         assert diagnostics is not None and result is not None
         assert (diagnostics.identifier is not None) == (query == "drain_pending_jobs")
         hits = result.hits

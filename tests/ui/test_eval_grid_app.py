@@ -28,7 +28,7 @@ def golden_file(tmp_path: Path) -> Path:
 
 async def start_grid(app, pilot, axes: str) -> None:  # type: ignore[no-untyped-def]
     await wait_until(pilot, lambda: index_complete(app), "A's index")
-    app.action_leave_query()
+    app.main.action_leave_query()
     await pilot.press("x")
     await wait_until(pilot, lambda: screen_shown(app, GridScreen, "#grid-axes"), "the grid form")
     app.screen.query_one("#grid-axes", Input).value = axes
@@ -46,7 +46,7 @@ async def test_x_runs_the_grid_with_progress_and_shows_its_table_and_chart(tmp_p
             line for line in report.splitlines() if line.strip().startswith(("500 ", "1000 ")) and "%" in line
         ]
         assert len(rows) == 2, report
-        assert app.grid_child is None
+        assert app.main.grid_child is None
 
 
 async def test_escape_stops_a_running_grid_and_its_process(tmp_path: Path) -> None:
@@ -56,13 +56,13 @@ async def test_escape_stops_a_running_grid_and_its_process(tmp_path: Path) -> No
     async with app.run_test(size=(160, 45)) as pilot:
         await start_grid(app, pilot, "size=300,400,500,600")
         await wait_until(pilot, lambda: screen_shown(app, GridRunScreen, "#grid-progress"), "the progress")
-        child = app.grid_child
+        child = app.main.grid_child
         assert child is not None
         await wait_until(
             pilot, lambda: "1/4" in str(app.screen.query_one("#grid-step", Static).render()), "a step"
         )
         await pilot.press("escape")
-        await wait_until(pilot, lambda: app.grid_child is None, "the grid stopped")
+        await wait_until(pilot, lambda: app.main.grid_child is None, "the grid stopped")
         assert child._process.poll() is not None, "the child was ended"
 
 
@@ -72,7 +72,7 @@ async def test_a_grid_that_fails_says_why_and_closes_its_progress(tmp_path: Path
     notifications, record = notification_recorder()
     async with app.run_test(size=(160, 45), message_hook=record) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "A's index")
-        app.action_leave_query()
+        app.main.action_leave_query()
         await pilot.press("x")
         await wait_until(pilot, lambda: screen_shown(app, GridScreen, "#grid-axes"), "the grid form")
         golden.write_text("this line is not a case\n", encoding="utf-8")  # the child reads it again
@@ -86,15 +86,15 @@ async def test_a_grid_that_fails_says_why_and_closes_its_progress(tmp_path: Path
         [failure] = [n for n in notifications if n.title == "the eval grid failed"]
         assert "golden.jsonl" in failure.message and "line 1" in failure.message, failure.message
         await wait_until(pilot, lambda: not isinstance(app.screen, GridRunScreen), "the progress closed")
-        assert app.grid_child is None
+        assert app.main.grid_child is None
 
 
 async def test_a_grid_without_a_golden_file_says_how_to_make_one(tmp_path: Path) -> None:
     app = make_app(golden_path=str(tmp_path / "none.jsonl"))
     notifications, record = notification_recorder()
     async with app.run_test(size=(80, 24), message_hook=record) as pilot:
-        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
-        app.action_leave_query()
+        await wait_until(pilot, lambda: app.main.corpus is not None, "the corpus")
+        app.main.action_leave_query()
         await pilot.press("x")
         await wait_until(
             pilot,
@@ -110,4 +110,4 @@ async def test_a_bad_axis_is_refused_in_the_form(tmp_path: Path) -> None:
         await start_grid(app, pilot, "size=100 overlap=200")
         error = app.screen.query_one("#grid-error", Static)
         await wait_until(pilot, lambda: "smaller" in str(error.render()), "the refusal")
-        assert app.grid_child is None and isinstance(app.screen, GridScreen)
+        assert app.main.grid_child is None and isinstance(app.screen, GridScreen)

@@ -46,7 +46,7 @@ async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Pa
             if outcome != INDEXED:
                 assert outcome in labels[path], f"{path} does not say it is {outcome}"
             assert_inert(labels[path], f"the label of {path}")
-        app.show_file("terminal_attack.md", 0)
+        app.main.show_file("terminal_attack.md", 0)
         await pilot.pause()
         lines = app.query_one(FileLines)
         layout = lines.layout_shown
@@ -63,7 +63,7 @@ async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Pa
             assert_inert(text, "a hit")
         assert_inert(str(app.query_one("#score-strip", Static).render()), "the score strip")
         skipped = next(entry for entry in expected if expected[entry] == "too large")
-        app.post_message(CorpusTree.SkippedFileSelected(skipped, "too large: 31.5 MB"))
+        app.main.post_message(CorpusTree.SkippedFileSelected(skipped, "too large: 31.5 MB"))
         await wait_until(pilot, lambda: "too large" in lines.shown_text(1), "the reason it is skipped")
     assert tree_state() == before, "the app wrote inside the corpus"
 
@@ -80,7 +80,7 @@ async def test_file_names_in_the_command_palette_are_shown_as_text(tmp_path: Pat
         (tmp_path / name).write_text(f"notes in {name!r}\n", encoding="utf-8")
     app = make_app(path=str(tmp_path))
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        await wait_until(pilot, lambda: app.main.corpus is not None, "the corpus")
         await pilot.press("ctrl+p")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"Open")
@@ -125,7 +125,7 @@ async def test_every_pane_shows_hostile_names_inert_on_one_line(tmp_path: Path) 
                 f"the corpus pane does not show {name!r} as {shown!r}"
             )
             assert sum(shown + ":L1-L1" in text for text in texts) == 1, f"no hit cites {shown!r}"
-            app.show_file(name, 0)
+            app.main.show_file(name, 0)
             await pilot.pause()
             header = str(app.query_one("#window-header", Static).render())
             assert header.splitlines()[0].startswith(shown), f"the window header of {name!r}"

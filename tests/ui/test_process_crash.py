@@ -36,12 +36,18 @@ async def test_a_killed_process_is_reported_started_again_and_indexing_resumes(t
     async with app.run_test(size=(160, 45), message_hook=record) as pilot:
         await wait_until(
             pilot,
-            lambda: app.index is not None and app.index.embedded_count >= 16 and app.last_result is not None,
+            lambda: (
+                app.main.index is not None
+                and app.main.index.embedded_count >= 16
+                and app.main.last_result is not None
+            ),
             "some windows embedded and a first ranking",
         )
-        first = app.a.process
-        assert first is not None and not app.index.is_complete, "the test must kill the process mid-index"
-        embedded_before = app.index.embedded_count
+        first = app.main.a.process
+        assert first is not None and not app.main.index.is_complete, (
+            "the test must kill the process mid-index"
+        )
+        embedded_before = app.main.index.embedded_count
         os.kill(first.pid, signal.SIGKILL)
         await wait_until(
             pilot,
@@ -49,16 +55,18 @@ async def test_a_killed_process_is_reported_started_again_and_indexing_resumes(t
             "the report",
         )
         await wait_until(
-            pilot, lambda: app.a.process is not None and app.a.process is not first, "a new process"
+            pilot, lambda: app.main.a.process is not None and app.main.a.process is not first, "a new process"
         )
-        assert app.index.embedded_count >= embedded_before, "nothing embedded before the crash was lost"
-        await wait_until(pilot, lambda: fully_ranked(app, app.k), "hits over every window, after the restart")
+        assert app.main.index.embedded_count >= embedded_before, "nothing embedded before the crash was lost"
+        await wait_until(
+            pilot, lambda: fully_ranked(app, app.main.k), "hits over every window, after the restart"
+        )
         assert not first.is_alive()
-        assert not app.a.stopped
+        assert not app.main.a.stopped
         app.query_one("#query").value = "what does the backoff do?"
         await wait_until(
             pilot,
-            lambda: app.shown_query == "what does the backoff do?" and fully_ranked(app, app.k),
+            lambda: app.main.shown_query == "what does the backoff do?" and fully_ranked(app, app.main.k),
             "a new question answered by the new process",
         )
 
@@ -70,16 +78,16 @@ async def test_a_process_that_keeps_dying_is_stopped_and_the_hits_stay(tmp_path:
     )
     notifications, record = notification_recorder()
     async with app.run_test(size=(160, 45), message_hook=record) as pilot:
-        await wait_until(pilot, lambda: fully_ranked(app, app.k), "hits over every window")
+        await wait_until(pilot, lambda: fully_ranked(app, app.main.k), "hits over every window")
         shown = [hit.row for hit in app.query_one(HitList).hits]
         for death in range(RESTART_LIMIT + 1):
-            process = app.a.process
+            process = app.main.a.process
             assert process is not None
             os.kill(process.pid, signal.SIGKILL)
             await wait_until(
-                pilot, lambda process=process: app.a.process is not process, f"death {death + 1} handled"
+                pilot, lambda process=process: app.main.a.process is not process, f"death {death + 1} handled"
             )
-        assert app.a.stopped and app.a.process is None
+        assert app.main.a.stopped and app.main.a.process is None
         assert any("stopped starting it" in str(n.message) for n in notifications)
         assert [hit.row for hit in app.query_one(HitList).hits] == shown, "the last hits stay on screen"
         app.query_one("#query").value = "something new"
@@ -90,10 +98,14 @@ async def test_a_process_that_keeps_dying_is_stopped_and_the_hits_stay(tmp_path:
         )
         await pilot.press("escape", "r")
         await wait_until(
-            pilot, lambda: app.a.process is not None and app.a.process.is_alive(), "r starts it again"
+            pilot,
+            lambda: app.main.a.process is not None and app.main.a.process.is_alive(),
+            "r starts it again",
         )
         await wait_until(
-            pilot, lambda: app.shown_query == "something new" and fully_ranked(app, app.k), "an answer"
+            pilot,
+            lambda: app.main.shown_query == "something new" and fully_ranked(app, app.main.k),
+            "an answer",
         )
 
 

@@ -41,18 +41,20 @@ async def test_every_ranking_drawn_is_of_the_words_it_is_drawn_under() -> None:
         for end in range(1, len(SECOND) + 1, 4):
             # One more keystroke each time a batch of vectors arrives: the re-ranks those batches
             # start fall between keystrokes, while the box holds words not asked yet.
-            embedded = app.index.embedded_count if app.index is not None else 0
+            embedded = app.main.index.embedded_count if app.main.index is not None else 0
             box.value = SECOND[:end]
             await wait_until(
                 pilot,
                 lambda embedded=embedded: (
                     index_complete(app)  # type: ignore[misc]
-                    or (app.index is not None and app.index.embedded_count > embedded)
+                    or (app.main.index is not None and app.main.index.embedded_count > embedded)
                 ),
                 "another batch of vectors",
             )
         box.value = SECOND
-        await wait_until(pilot, lambda: app.shown_query == SECOND and fully_ranked(app, 5), "SECOND's hits")
+        await wait_until(
+            pilot, lambda: app.main.shown_query == SECOND and fully_ranked(app, 5), "SECOND's hits"
+        )
         summary = str(app.query_one("#hit-summary", Static).render())
     assert SECOND in summary
     assert len({r.question for r in rankings}) >= 2

@@ -31,7 +31,7 @@ async def test_the_log_wraps_every_entry_to_its_pane_and_again_when_the_pane_cha
         await wait_until(pilot, lambda: index_complete(app), "the index")
         log = app.query_one(PipelineLog)
         await wait_until(pilot, lambda: any("read by no window" in e for e in log.entries), "coverage")
-        app.action_leave_query()
+        app.main.action_leave_query()
         if not log.display or not log.region.width:
             await pilot.press("l")
         await wait_until(pilot, lambda: log.region.width > 0 and bool(log.lines), "the log on screen")
@@ -53,14 +53,14 @@ async def test_heat_shows_its_scale_in_the_window_header_and_uses_no_band_colour
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
-        app.show_file("docs/queues.md", 0)
-        app.action_leave_query()
+        app.main.show_file("docs/queues.md", 0)
+        app.main.action_leave_query()
         await pilot.press("m")
         await wait_until(pilot, lambda: "heat (m) on" in header_text(app), "the heat legend")
         assert "no ranked query yet" in header_text(app)
         app.query_one("#query", Input).value = QUERY
         await wait_until(pilot, lambda: fully_ranked(app, 5), "the ranking")
-        app.show_file("docs/queues.md", 0)
+        app.main.show_file("docs/queues.md", 0)
         await wait_until(pilot, lambda: "no ranked query" not in header_text(app), "the scored legend")
         assert "<0.1" in header_text(app) and "≥0.6" in header_text(app)
         await pilot.press("m")
@@ -77,7 +77,7 @@ async def test_heat_shows_its_scale_in_the_window_header_and_uses_no_band_colour
 async def test_the_settings_form_fits_80x24_with_its_title_showing() -> None:
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.action_leave_query()
+        app.main.action_leave_query()
         await pilot.press("w")
         await wait_until(pilot, lambda: screen_shown(app, SettingsScreen, "#settings-k"), "the form")
         await pilot.pause()
@@ -104,7 +104,7 @@ async def test_e_shows_a_whole_hit_in_place_and_marks_the_query_words() -> None:
         long_one = next(
             i for i, item in enumerate(items) if len(item.query_one(HitBody).lines.lines) > EXCERPT_LINES
         )
-        app.action_leave_query()
+        app.main.action_leave_query()
         await pilot.press("h", *["down"] * long_one)
         body = items[long_one].query_one(HitBody)
         folded = str(body.render())
@@ -133,7 +133,7 @@ async def test_prose_wraps_code_does_not_and_s_switches_it_for_every_file() -> N
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
         view = app.query_one(FileLines)
-        app.show_file("docs/queues.md", 0)
+        app.main.show_file("docs/queues.md", 0)
         await pilot.pause()
         assert view.wrap and "wrapped (s)" in header_text(app)
         layout = view.layout_shown
@@ -149,14 +149,14 @@ async def test_prose_wraps_code_does_not_and_s_switches_it_for_every_file() -> N
         assert wrapped_somewhere, "queues.md has lines longer than the pane"
         assert view.virtual_size.width <= view.size.width, "nothing to scroll sideways"
 
-        app.show_file("tidepool/worker.py", 0)
+        app.main.show_file("tidepool/worker.py", 0)
         await pilot.pause()
         assert not view.wrap and "wrapped" not in header_text(app)
-        app.action_leave_query()
+        app.main.action_leave_query()
         await pilot.press("s")
         await pilot.pause()
         assert view.wrap and "wrapped (s)" in header_text(app)
         await pilot.press("s")
-        app.show_file("docs/queues.md", 0)
+        app.main.show_file("docs/queues.md", 0)
         await pilot.pause()
         assert not view.wrap, "the user's choice holds for prose too"

@@ -31,7 +31,7 @@ def test_just_opened_while_the_model_loads(snap_compare: Any) -> None:
     app = snapshot_app(factory="tests.fakes:never_loading_embedder")
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        await wait_until(pilot, lambda: app.main.corpus is not None, "the corpus")
         await steady(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
@@ -44,8 +44,8 @@ def test_indexing_in_progress_ranks_what_is_embedded(snap_compare: Any) -> None:
         await wait_until(
             pilot,
             lambda: (
-                app.last_result is not None
-                and app.last_result.ranked_count == 8
+                app.main.last_result is not None
+                and app.main.last_result.ranked_count == 8
                 and noise_band_drawn(app)
                 and hits_drawn(app)
             ),
@@ -71,7 +71,7 @@ def test_window_view_with_boundaries_and_the_truncation_mark(snap_compare: Any) 
 
     async def run_before(pilot: Pilot[None]) -> None:
         await wait_until(pilot, lambda: fully_ranked(app, 5) and noise_band_drawn(app), "the hits")
-        app.show_file("docs/queues.md", 1)
+        app.main.show_file("docs/queues.md", 1)
         await steady(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
@@ -95,27 +95,27 @@ async def _identifier_findings(pilot: Pilot[None]) -> None:
 
 
 async def _heat_on(pilot: Pilot[None]) -> None:
-    pilot.app.show_file("docs/queues.md", 0)  # type: ignore[attr-defined]
-    pilot.app.action_leave_query()  # type: ignore[attr-defined]
+    pilot.app.main.show_file("docs/queues.md", 0)  # type: ignore[attr-defined]
+    pilot.app.main.action_leave_query()  # type: ignore[attr-defined]
     await pilot.press("m")
 
 
 async def _hit_expanded(pilot: Pilot[None]) -> None:
-    pilot.app.action_leave_query()  # type: ignore[attr-defined]
+    pilot.app.main.action_leave_query()  # type: ignore[attr-defined]
     await pilot.press("h", "down", "e")
 
 
 async def _prose_wrapped(pilot: Pilot[None]) -> None:
-    pilot.app.show_file("docs/queues.md", 1)  # type: ignore[attr-defined]
+    pilot.app.main.show_file("docs/queues.md", 1)  # type: ignore[attr-defined]
 
 
 async def _settings_open(pilot: Pilot[None]) -> None:
-    pilot.app.action_leave_query()  # type: ignore[attr-defined]
+    pilot.app.main.action_leave_query()  # type: ignore[attr-defined]
     await pilot.press("w")
 
 
 async def _log_shown(pilot: Pilot[None]) -> None:
-    pilot.app.action_leave_query()  # type: ignore[attr-defined]
+    pilot.app.main.action_leave_query()  # type: ignore[attr-defined]
     await pilot.press("l")
 
 
@@ -142,7 +142,7 @@ def test_findings_have_room(snap_compare: Any, state: str, size: str) -> None:
             await wait_until(
                 pilot,
                 lambda: (
-                    app.shown_query == "compute_backoff_delay"
+                    app.main.shown_query == "compute_backoff_delay"
                     and fully_ranked(app, 5)
                     and noise_band_drawn(app)
                 ),

@@ -35,7 +35,7 @@ def reference(params: WindowParams) -> tuple[list[Window], list[int]]:
 
 
 async def open_b(app: RaglensApp, pilot, size: str, overlap: str) -> None:  # type: ignore[no-untyped-def]
-    app.action_leave_query()
+    app.main.action_leave_query()
     await pilot.press("v")
     await wait_until(pilot, lambda: screen_shown(app, VersusScreen, "#versus-tokens"), "the B form")
     app.screen.query_one("#versus-size", Input).value = size
@@ -51,16 +51,16 @@ async def b_ranked(
     await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
     await open_b(app, pilot, size, overlap)
     await wait_until(pilot, lambda: b_complete(app), "B ranked")
-    b = app.b
+    b = app.main.b
     assert b is not None and b.process is not None
     return b, b.process
 
 
 def b_complete(app: RaglensApp) -> bool:
     """B's ranking of the question on screen, over all of B's windows, is drawn."""
-    ranking, question = app.versus_ranking, app.shown_question
+    ranking, question = app.main.versus_ranking, app.main.shown_question
     return (
-        app.b is not None
+        app.main.b is not None
         and ranking is not None
         and question is not None
         and ranking.question == question.number
@@ -72,15 +72,13 @@ def b_complete(app: RaglensApp) -> bool:
 async def test_b_ranks_as_an_independent_run_with_its_windows_and_follows_a_hits() -> None:
     app = make_app(query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
-        await open_b(app, pilot, "500", "50")
-        await wait_until(pilot, lambda: b_complete(app), "B ranked over all its windows")
-        run, ranking = app.b, app.versus_ranking
-        assert run is not None and run.process is not None and ranking is not None
+        _, process = await b_ranked(app, pilot, "500", "50")
+        ranking = app.main.versus_ranking
+        assert ranking is not None
         windows, ranks = reference(WindowParams(Unit.CHARS, 500, 50))
         expected = sorted(range(len(windows)), key=lambda row: ranks[row])[:5]
         assert [hit.window.citation for hit in ranking.result.hits] == [windows[r].citation for r in expected]
-        for hit, movement in zip(app.last_result.hits, ranking.comparison.a, strict=True):  # type: ignore[union-attr]
+        for hit, movement in zip(app.main.last_result.hits, ranking.comparison.a, strict=True):  # type: ignore[union-attr]
             window = hit.window
             over = [
                 ranks[row]
@@ -92,7 +90,7 @@ async def test_b_ranks_as_an_independent_run_with_its_windows_and_follows_a_hits
         assert shown.startswith("B · 500/50 chars") and "top-5 overlap" in shown
         for hit in ranking.result.hits:
             assert hit.window.citation in shown
-        b_pid = run.process.pid
+        b_pid = process.pid
     assert not _alive(b_pid), "B's process ends with the app"
 
 
@@ -117,7 +115,7 @@ async def test_a_b_the_same_as_a_or_impossible_is_refused_in_the_form() -> None:
         app.screen.query_one("#versus-overlap", Input).value = "200"
         await pilot.press("enter")
         await wait_until(pilot, lambda: "the same as A" in str(error.render()), "B = A refused")
-        assert app.b is None and isinstance(app.screen, VersusScreen)
+        assert app.main.b is None and isinstance(app.screen, VersusScreen)
 
 
 async def test_stop_comparing_ends_b_and_its_process() -> None:
@@ -127,7 +125,7 @@ async def test_stop_comparing_ends_b_and_its_process() -> None:
         await pilot.press("v")
         await wait_until(pilot, lambda: screen_shown(app, VersusScreen, "#versus-stop"), "the form with stop")
         await pilot.click("#versus-stop")
-        await wait_until(pilot, lambda: app.b is None, "B stopped")
+        await wait_until(pilot, lambda: app.main.b is None, "B stopped")
         assert not app.query_one(VersusHits).display
         await wait_until(pilot, lambda: not process.is_alive(), "B's process ended")
 
@@ -139,10 +137,12 @@ async def test_a_pinned_answer_shows_its_rank_in_a_and_in_b() -> None:
     app = make_app(query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
-        app.pinned[ExpectedRef.parse("docs/retries.md")] = ()  # as the pin screen leaves a whole-file pin
+        app.main.pinned[
+            ExpectedRef.parse("docs/retries.md")
+        ] = ()  # as the pin screen leaves a whole-file pin
         await open_b(app, pilot, "500", "50")
         await wait_until(pilot, lambda: b_complete(app), "B ranked")
-        ranking = app.versus_ranking
+        ranking = app.main.versus_ranking
         assert ranking is not None
         b_windows, b_ranks = reference(WindowParams(Unit.CHARS, 500, 50))
         a_windows, a_ranks = reference(WindowParams(Unit.CHARS, 1000, 200))
@@ -164,10 +164,8 @@ async def test_b_grid_lies_over_a_file_and_its_distribution_under_a_in_the_strip
 
     app = make_app(query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
-        await open_b(app, pilot, "500", "50")
-        await wait_until(pilot, lambda: b_complete(app), "B ranked")
-        app.show_file("docs/queues.md", 0)
+        await b_ranked(app, pilot, "500", "50")
+        app.main.show_file("docs/queues.md", 0)
         await pilot.pause()
         view = app.query_one(FileLines)
         layout = view.layout_shown
@@ -179,7 +177,7 @@ async def test_b_grid_lies_over_a_file_and_its_distribution_under_a_in_the_strip
         assert "B's grid (o)" in str(app.query_one("#window-header", Static).render())
         strip = str(app.query_one(ScoreStrip).render()).splitlines()
         assert any(line.startswith("B ") for line in strip), strip
-        app.action_leave_query()
+        app.main.action_leave_query()
         await pilot.press("o")
         await pilot.pause()
         layout = view.layout_shown
@@ -197,15 +195,15 @@ async def test_a_new_a_setting_keeps_b_and_a_rescan_of_changed_files_starts_b_af
     app = make_app(path=str(corpus), query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
         run, process = await b_ranked(app, pilot, "500", "50")
-        app.apply_settings(Settings(WindowParams(Unit.CHARS, 800, 100), 5))
+        app.main.apply_settings(Settings(WindowParams(Unit.CHARS, 800, 100), 5))
         await wait_until(
-            pilot, lambda: fully_ranked(app, 5) and app.a.config.params.size == 800, "A with 800/100"
+            pilot, lambda: fully_ranked(app, 5) and app.main.a.config.params.size == 800, "A with 800/100"
         )
         await wait_until(pilot, lambda: b_complete(app), "B ranked for A's new ranking")
-        assert app.b is run and run.process is process and process.is_alive(), "B was left as it is"
+        assert app.main.b is run and run.process is process and process.is_alive(), "B was left as it is"
         (corpus / "docs" / "retries.md").write_text("Retries are gone.\n", encoding="utf-8")
-        app.action_rescan()
-        await wait_until(pilot, lambda: app.b is not run and app.b is not None, "B afresh")
+        app.main.action_rescan()
+        await wait_until(pilot, lambda: app.main.b is not run and app.main.b is not None, "B afresh")
         await wait_until(pilot, lambda: b_complete(app), "the new B ranked")
         assert not process.is_alive()
 
@@ -232,12 +230,14 @@ async def test_b_process_killed_is_started_again_as_a_is() -> None:
             ),
             "the report",
         )
-        assert app.b is b and not b.stopped and b.incarnation == 2
+        assert app.main.b is b and not b.stopped and b.incarnation == 2
         app.query_one("#query", Input).value = "what does the backoff do"
         await wait_until(
             pilot,
             lambda: (
-                app.shown_query == "what does the backoff do" and fully_ranked(app, 5) and b_complete(app)
+                app.main.shown_query == "what does the backoff do"
+                and fully_ranked(app, 5)
+                and b_complete(app)
             ),
             "a new question ranked by B's new process",
         )

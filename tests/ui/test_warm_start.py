@@ -9,7 +9,8 @@ import pytest
 
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
 from raglens.embedding_process import EmbeddingProcess
-from raglens.ui.app import FIRST_FILE_WAIT_S, RaglensApp
+from raglens.ui.app import RaglensApp
+from raglens.ui.questions import FIRST_FILE_WAIT_S
 from tests.ui.conftest import fully_ranked, make_app, ranked_with_noise_band, ranking_recorder, wait_until
 
 QUERY = "how are failed jobs retried?"
@@ -20,13 +21,13 @@ FIRST_FILE = "CONTRIBUTING.md"
 def record_openings(app: RaglensApp) -> list[tuple[str, str | None]]:
     """Each file the window view opens from now on, with the question whose hits were on screen then."""
     openings: list[tuple[str, str | None]] = []
-    show_file = app.show_file
+    show_file = app.main.show_file
 
     def recording(path: str, current: int | None, **options: bool) -> None:
-        openings.append((path, app.shown_query))
+        openings.append((path, app.main.shown_query))
         show_file(path, current, **options)
 
-    app.show_file = recording  # type: ignore[method-assign]
+    app.main.show_file = recording  # type: ignore[method-assign]
     return openings
 
 
@@ -43,7 +44,9 @@ async def test_without_a_question_the_first_file_opens_with_the_corpus() -> None
     app = make_app()
     openings = record_openings(app)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.corpus is not None and bool(openings), "the corpus and a file")
+        await wait_until(
+            pilot, lambda: app.main.corpus is not None and bool(openings), "the corpus and a file"
+        )
         assert openings[0] == (FIRST_FILE, None)
 
 
@@ -54,10 +57,10 @@ async def test_the_first_file_opens_even_when_no_hits_come() -> None:
     app = make_app(factory="tests.fakes:never_loading_embedder", query=QUERY)
     openings = record_openings(app)
     async with app.run_test(size=(160, 45), message_hook=record) as pilot:
-        await wait_until(pilot, lambda: app.corpus is not None, "the corpus")
+        await wait_until(pilot, lambda: app.main.corpus is not None, "the corpus")
         assert not openings, f"the file waits up to {FIRST_FILE_WAIT_S} s for the hits"
         await wait_until(pilot, lambda: bool(openings), "the first file, without hits")
-        assert openings[0] == (FIRST_FILE, None) and not rankings and app.a.model is None
+        assert openings[0] == (FIRST_FILE, None) and not rankings and app.main.a.model is None
 
 
 async def test_the_control_questions_are_asked_at_mount_and_once_per_process(
@@ -70,7 +73,7 @@ async def test_the_control_questions_are_asked_at_mount_and_once_per_process(
     embed_query = EmbeddingProcess.embed_query
 
     def recording(process: EmbeddingProcess, text: str) -> Future[np.ndarray]:
-        asked.append((text, app.a.model is not None))
+        asked.append((text, app.main.a.model is not None))
         return embed_query(process, text)
 
     monkeypatch.setattr(EmbeddingProcess, "embed_query", recording)

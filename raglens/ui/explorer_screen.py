@@ -1,0 +1,98 @@
+"""The state the explorer's main screen and its parts share, defined once.
+
+The main screen is put together from parts, each in its own module (navigation, the question, the
+runs' events, the lab keys, B, the grid); each part subclasses this, so what they share is defined
+here and nowhere else, and what one part calls of another is declared here once.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.screen import Screen
+
+from raglens.run import ConfigurationRun, Question
+from raglens.ui.app_config import AppConfig
+from raglens.ui.widgets.pipeline_log import PipelineLog
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from raglens.corpus import Corpus
+    from raglens.diagnostics.golden import ExpectedRef
+    from raglens.diagnostics.query_report import QueryDiagnostics
+    from raglens.diagnostics.symbols import Definition
+    from raglens.embedding_process import EmbeddingProcess
+    from raglens.index import VectorIndex
+    from raglens.search import SearchResult
+    from raglens.ui.widgets.window_view import FileLens
+
+
+class ExplorerScreen(Screen[None]):
+    """The runs, the corpus and what is on screen: the question, its hits and the open file."""
+
+    def __init__(self, config: AppConfig, process: EmbeddingProcess | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.k = config.k
+        self.run_ids = itertools.count(1)
+        """Each configuration run gets the next id; a replaced run's late events name an id no run has."""
+        self.a = ConfigurationRun(next(self.run_ids), config.retrieval, config.engine, process)
+        """Configuration A: the one the explorer was started with (w changes its windows)."""
+        self.b: ConfigurationRun | None = None
+        """Configuration B, while one is being compared (v)."""
+        self.corpus: Corpus | None = None
+        """The corpus being shown, once read."""
+        self.last_result: SearchResult | None = None
+        self.last_diagnostics: QueryDiagnostics | None = None
+        """What the instruments said about ``last_result``."""
+        self.shown_question: Question | None = None
+        """The question whose hits are on screen (``last_result``'s, once its hits are drawn)."""
+        self.shown_window: tuple[str, int | None] | None = None
+        """The file in the window view and its selected window."""
+        self.heat_on = False
+        """Whether the window view colours each window by its score for the question (m)."""
+        self.pinned: dict[ExpectedRef, tuple[Definition, ...]] = {}
+        """The answers the user expects for the question, with their definitions (none for a file)."""
+
+    @property
+    def shown_query(self) -> str | None:
+        """The text of the question whose hits are on screen."""
+        return self.shown_question.text if self.shown_question is not None else None
+
+    @property
+    def index(self) -> VectorIndex | None:
+        """A's index."""
+        return self.a.index
+
+    def runs(self) -> tuple[ConfigurationRun, ...]:
+        """Every configuration being shown: A, and B while one is compared."""
+        return (self.a,) if self.b is None else (self.a, self.b)
+
+    def narrate(self, line: str) -> None:
+        """Add a line to the pipeline log."""
+        self.query_one(PipelineLog).narrate(line)
+
+    def golden_path(self) -> Path:
+        """Where ``g`` appends golden cases: ``--golden``, else a file per corpus in the user data folder."""
+        from raglens.locations import golden_path_for
+
+        return golden_path_for(self.config.path, self.config.golden_path)
+
+    if TYPE_CHECKING:  # what one part calls of another, declared once for the type checker
+
+        def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None: ...
+        def lens_on_file(self, path: str) -> FileLens: ...
+        def versus_starts(self, path: str) -> frozenset[int]: ...
+        def refresh_status(self) -> None: ...
+        def rerank(self, now: bool) -> None: ...
+        def submit_query(self) -> None: ...
+        def ask_control_questions(self) -> None: ...
+        def ask_again(self) -> None: ...
+        def relay_events(self, run: ConfigurationRun) -> Worker[None]: ...
+        def rank_versus_now(self) -> None: ...
+        def show_versus(self) -> None: ...
+        def versus_vectors_arrived(self) -> None: ...
+        def stop_grid(self) -> None: ...

@@ -1,0 +1,256 @@
+"""The question: the box, its debounce, the ranking worker, the noise band's control questions, and
+drawing the hits of the question asked, never of another.
+
+A part of the main screen (raglens.ui.explorer_screen); workers only post messages.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.timer import Timer
+from textual.widgets import Input
+from textual.worker import Worker, get_current_worker
+
+from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
+from raglens.precision import choose_precision
+from raglens.printable import printable
+from raglens.run import Question
+from raglens.ui.explorer_screen import ExplorerScreen
+from raglens.ui.futures import result_unless_cancelled
+from raglens.ui.messages import ControlsEmbedded, RankingReady, while_shown
+from raglens.ui.status import ranked_summary
+from raglens.ui.widgets.hit_list import HitList
+from raglens.ui.widgets.score_strip import ScoreStrip
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    import numpy as np
+
+    from raglens.corpus import Corpus
+    from raglens.diagnostics.golden import ExpectedRef
+    from raglens.diagnostics.symbols import Definition
+    from raglens.embedding_process import EmbeddingProcess
+    from raglens.index import IndexSnapshot
+    from raglens.ui.app_config import AppConfig
+
+QUERY_DEBOUNCE_S = 0.2
+RERANK_INTERVAL_S = 0.5
+"""While windows stream in, a standing query is re-ranked at most this often."""
+FIRST_FILE_WAIT_S = 1.0
+"""Launched with a question, the first file opens after its hits are drawn, or after this long."""
+
+
+class Questions(ExplorerScreen):
+    """The question box, A's ranking of the question asked, and the noise band behind it."""
+
+    def __init__(self, config: AppConfig, process: EmbeddingProcess | None = None) -> None:
+        super().__init__(config, process)
+        self._query_text = config.query
+        """The question box's text: asked once the user stops typing (or presses Enter)."""
+        self._questions = itertools.count(1)
+        self._asked: tuple[int, str] | None = None
+        """The question asked last, by number: rankings of any other are not drawn."""
+        self._first_file: str | None = None
+        """The file to open once the launch question's hits are drawn: painting a whole file first
+        took ~0.1 s of the UI thread that the first hits waited for."""
+        self._debounce: Timer | None = None
+        self._rerank_timer: Timer | None = None
+        self._ranking: tuple[int, Worker[None]] | None = None
+        """The question a ranking worker is ranking now, and that worker."""
+        self._rank_again = False
+        """More vectors or the noise band came while ``_ranking`` ran: rank once more when it ends."""
+        self._controls: dict[str, np.ndarray] = {}
+        """The vectors of the off-topic control questions, whose best scores make the noise band."""
+        self._controls_asked_of = 0
+        """The incarnation of A's process the control questions were last asked of (once each)."""
+
+    @work(thread=True, exclusive=True, group="rank", exit_on_error=False, description="ranking")
+    def rank_query(
+        self,
+        index: IndexSnapshot,
+        corpus: Corpus,
+        question: Question,
+        k: int,
+        controls: dict[str, np.ndarray],
+        pinned: dict[ExpectedRef, tuple[Definition, ...]],
+    ) -> None:
+        from raglens.ui.ranking import rank_for_display  # numpy and Pygments: loaded in workers only
+
+        query_vector = result_unless_cancelled(question.vector)
+        if query_vector is None:
+            return
+        shown = rank_for_display(index, corpus, question.text, query_vector, k, controls, pinned)
+        if not get_current_worker().is_cancelled:
+            self.post_message(
+                RankingReady(question.number, question.text, shown.result, shown.excerpts, shown.diagnostics)
+            )
+
+    @work(thread=True, exclusive=True, group="controls", exit_on_error=False, description="noise floor")
+    def embed_controls(self, vectors: dict[str, Future[np.ndarray]]) -> None:
+        """Wait for the control questions' vectors, which make the noise band behind every query."""
+        answered = {question: result_unless_cancelled(vector) for question, vector in vectors.items()}
+        if all(vector is not None for vector in answered.values()):
+            self.post_message(ControlsEmbedded({q: v for q, v in answered.items() if v is not None}))
+
+    def ask_control_questions(self) -> None:
+        """Embed the off-topic control questions once per model, for the noise band behind every query."""
+        process = self.a.process
+        if process is None:
+            return
+        self._controls.clear()
+        self._controls_asked_of = self.a.incarnation
+        self.embed_controls({question: process.embed_query(question) for question in CONTROL_QUESTIONS})
+
+    @while_shown
+    def on_controls_embedded(self, message: ControlsEmbedded) -> None:
+        self._controls = dict(message.vectors)
+        self.rerank(now=True)  # the noise band is complete: draw it
+
+    def rerank(self, now: bool) -> None:
+        """Rank the question asked again: at once, or at most every RERANK_INTERVAL_S while embedding.
+
+        The question's text and vector travel together: a ranking is always of the question asked,
+        never of a vector under the text now in the box.
+        """
+        question, index = self.a.question, self.a.index
+        if question is None or index is None or self.corpus is None or index.embedded_count == 0:
+            return
+        if self._asked is None or question.number != self._asked[0]:
+            return  # asked of a process that died: the new one is asked when it is ready
+        if now:
+            if self._rerank_timer is not None:
+                self._rerank_timer.stop()  # this ranking covers whatever the timer was waiting for
+                self._rerank_timer = None
+            if self._ranking is not None and self._ranking[0] == question.number:
+                # Same question, more to rank with: let the running ranking reach the screen first
+                # (cancelling it would throw its work away), then rank again.
+                self._rank_again = True
+                return
+            worker = self.rank_query(
+                index.snapshot(), self.corpus, question, self.k, dict(self._controls), dict(self.pinned)
+            )
+            self._ranking = (question.number, worker)
+        elif self._rerank_timer is None:
+            self._rerank_timer = self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
+
+    def _rerank_later(self) -> None:
+        self._rerank_timer = None
+        self.rerank(now=True)
+
+    async def on_ranking_ready(self, message: RankingReady) -> None:
+        if self._asked is None or message.question != self._asked[0]:
+            return  # another question's
+        if self.corpus is None or not self.query("#panes"):
+            return  # the app is closing
+        question = self.a.question
+        if question is None or question.number != message.question:
+            return
+        self.last_result = message.result
+        model = self.a.model
+        summary = ranked_summary(
+            printable(message.query),
+            message.result.ranked_count,
+            message.result.window_count,
+            len(message.result.hits),
+            model.precision if model is not None else choose_precision(self.a.config.precision),
+        )
+        self.last_diagnostics = message.diagnostics
+        strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
+        strip.show_diagnostics(message.diagnostics, message.result.hits, self.k)
+        if self.shown_window is not None and (self.heat_on or message.diagnostics.straddles):
+            self.show_file(*self.shown_window, scroll=False)
+        await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
+        self.shown_question = question
+        if self._first_file is not None:
+            self.call_after_refresh(self._open_first_file)  # the hits are painted first
+        self.rank_versus_now()  # B follows A's question
+
+    @on(Input.Changed, "#query")
+    def query_changed(self, event: Input.Changed) -> None:
+        if self._asked is not None and event.value == self._asked[1]:
+            question = self.a.question
+            if question is not None and question.is_asked():
+                return  # the box was given the question asked (at mount): it is asked already
+        self._query_text = event.value
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(QUERY_DEBOUNCE_S, self.submit_query)
+
+    @on(Input.Submitted, "#query")
+    def query_submitted(self, event: Input.Submitted) -> None:
+        self._query_text = event.value
+        if self._debounce is not None:
+            self._debounce.stop()
+        self.submit_query()
+
+    def submit_query(self) -> None:
+        """Ask the process for the question's vector; the ranking worker waits for it, then ranks."""
+        text = self._query_text
+        number = (
+            self._asked[0] if self._asked is not None and self._asked[1] == text else next(self._questions)
+        )
+        self._asked = (number, text)
+        hits = self.query_one(HitList)
+        if not text.strip():
+            self.query_one(ScoreStrip).clear()
+            self.run_worker(hits.clear_hits(Text("type a question above", style="dim")), group="hits")
+            return
+        if self.a.stopped:
+            hits.show_summary(
+                Text("the embedding process is stopped: a new question cannot be embedded (r)", style="red")
+            )
+            return
+        if self.a.ask(number, text) is None or self.a.model is None:
+            hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
+        self.rerank(now=True)
+
+    def ask_launch_question(self) -> None:
+        """At mount: ask the question the explorer was started with, and the control questions.
+
+        The control questions are asked now, like the question: answered before the cached vectors
+        arrive, so the first ranking draws the noise band at once instead of painting twice.
+        """
+        if self._query_text.strip():
+            self.submit_query()
+        self.ask_control_questions()
+
+    def ask_again(self) -> None:
+        """A's engine (re)opened: ask what its process was not asked, or asked and lost."""
+        if self._query_text.strip():
+            # Not asked before the model was ready, asked while the process was stopped, or lost with
+            # a process that died: asked now (a vector that did come is kept), then ranked.
+            self.submit_query()
+        if len(self._controls) < len(CONTROL_QUESTIONS) and self._controls_asked_of != self.a.incarnation:
+            self.ask_control_questions()  # they were asked of a process that ended before answering
+
+    def open_first_file(self, first: str) -> None:
+        """Open the corpus's first file: now, or, launched with a question, once its hits are drawn."""
+        if self._query_text.strip() and self.shown_question is None:
+            self._first_file = first
+            self.set_timer(FIRST_FILE_WAIT_S, self._open_first_file)
+        else:
+            self.show_file(first, 0)
+
+    @property
+    def first_file_pending(self) -> bool:
+        """Whether the first file still waits for the launch question's hits (start-up is not over)."""
+        return self._first_file is not None
+
+    def _open_first_file(self) -> None:
+        """Open the file put off at start-up, unless a file was opened meanwhile."""
+        path, self._first_file = self._first_file, None
+        if path is not None and self.shown_window is None and path in self.a.file_rows:
+            self.show_file(path, 0)
+
+    def ranking_ended(self, worker: Worker[None]) -> None:
+        """A worker ended: if it was the ranking, rank once more if more came meanwhile."""
+        if self._ranking is not None and worker is self._ranking[1]:
+            self._ranking = None
+            if self._rank_again:
+                self._rank_again = False
+                self.rerank(now=True)

@@ -1,0 +1,201 @@
+"""The events of every configuration's embedding process, for A and B alike: the run keeps the state,
+these handlers draw it. One message type, matched exhaustively.
+
+A part of the main screen (raglens.ui.explorer_screen); the relay worker only posts messages.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.worker import get_current_worker
+
+from raglens.embedding_events import (
+    CacheLookedUp,
+    CacheTrouble,
+    ModelFailed,
+    ModelReady,
+    ProcessEnded,
+    QueryEmbedded,
+    VectorsEmbedded,
+    WindowsDone,
+)
+from raglens.precision import precision_note, read_cpu_features
+from raglens.printable import printable
+from raglens.process_restarts import describe_exit
+from raglens.run import ConfigurationRun, ProcessOutcome
+from raglens.ui.explorer_screen import ExplorerScreen
+from raglens.ui.messages import RunEvent, while_shown
+
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # textual depends on typing_extensions
+    from typing_extensions import assert_never
+
+if TYPE_CHECKING:
+    from raglens.index import VectorIndex
+
+
+class RunEvents(ExplorerScreen):
+    """What each configuration's process reports, drawn: the log, A's status and file, B's pane."""
+
+    def run_of(self, run_id: int) -> ConfigurationRun | None:
+        """The run with this id, if it is still shown."""
+        return next((run for run in self.runs() if run.run_id == run_id), None)
+
+    def prefix(self, run: ConfigurationRun) -> str:
+        """How the log names a run's lines: A's plainly, B's with ``B: ``."""
+        return "" if run is self.a else "B: "
+
+    @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
+    def relay_events(self, run: ConfigurationRun) -> None:
+        """Post each event of the run's current process, until the process ends.
+
+        numpy is imported here first, by this thread alone, before any event can need it: the index
+        the UI thread builds on ModelReady, the vectors this thread unpickles. Two threads importing
+        numpy at once can leave one of them a half-initialised module. The ranking's own modules
+        follow (~30 ms), while the model still loads, so that the first ranking imports nothing.
+        """
+        import raglens.index
+        import raglens.ui.ranking  # noqa: F401
+
+        process, incarnation = run.process, run.incarnation
+        if process is None:
+            return
+        worker = get_current_worker()
+        for event in process.events(lambda: worker.is_cancelled):
+            self.post_message(RunEvent(run.run_id, incarnation, event))
+
+    @while_shown
+    def on_run_event(self, message: RunEvent) -> None:
+        """One event of a configuration's process: the run keeps the state, this draws it."""
+        run = self.run_of(message.run_id)
+        if run is None:
+            return  # a configuration replaced since
+        prefix, event = self.prefix(run), message.event
+        match event:
+            case ModelReady():
+                run.model_ready(event)
+                limit = event.max_seq_length or "all"
+                reads = f"{event.dimension} dimensions, reads at most {limit} tokens"
+                self.narrate(f"{prefix}model {event.describe()}: {reads}")
+                note = precision_note(event.precision, event.device == "cpu", read_cpu_features())
+                if note is not None:
+                    self.narrate(prefix + note)
+                    title = "approximate scores" + (" (B)" if prefix else "")
+                    self.notify(note, title=title, severity="warning", timeout=20, markup=False)
+                self._ask_again(run)
+            case ModelFailed():
+                run.model_failed(event.message)
+                self.narrate(f"{prefix}error: {event.message}")
+                title = "the model failed" if run is self.a else "configuration B's model failed"
+                self.notify(printable(event.message), title=title, severity="error", timeout=60, markup=False)
+            case CacheLookedUp():
+                if run.cache_looked_up(event):
+                    from raglens.pipeline_steps import VectorsFromCache  # values only: no pipeline here
+
+                    self.narrate(prefix + VectorsFromCache(event.found, event.total, event.oldest).describe())
+            case VectorsEmbedded():
+                if run.vectors_arrived(event):
+                    self._vectors_arrived(run, event.rows)
+            case WindowsDone():
+                if run.windows_done(event):
+                    self._window_set_done(run)
+            case CacheTrouble():
+                self.narrate(f"{prefix}cache: {event.message}")
+                self.notify(event.message, title="vector cache", severity="warning", timeout=20, markup=False)
+            case ProcessEnded():
+                self._process_ended(run, message.incarnation, event)
+            case QueryEmbedded():
+                pass  # the process handle resolves the query's future; the relay never sees one
+            case _:
+                assert_never(event)
+        self._run_changed(run)
+
+    def _run_changed(self, run: ConfigurationRun) -> None:
+        """Draw what a run's state says: A's status line, or B's pane."""
+        if run is self.a:
+            self.refresh_status()
+        else:
+            self.show_versus()
+
+    def _ask_again(self, run: ConfigurationRun) -> None:
+        """A (re)opened engine: ask what its process was not asked, or asked and lost."""
+        if run is self.a:
+            self.ask_again()
+        else:
+            self.rank_versus_now()
+
+    def _vectors_arrived(self, run: ConfigurationRun, rows: tuple[int, ...]) -> None:
+        if run is not self.a:
+            self.versus_vectors_arrived()
+            return
+        path, current = self.shown_window or ("", None)
+        if current is not None and not set(rows).isdisjoint(self.a.file_rows[path]):
+            self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
+        self.rerank(now=self.a.is_complete)
+
+    def _window_set_done(self, run: ConfigurationRun) -> None:
+        index = run.index
+        assert index is not None
+        prefix = self.prefix(run)
+        embedded = index.window_count - run.from_cache
+        self.narrate(f"{prefix}index ready: {index.window_count} vector(s), {embedded} embedded")
+        if run is self.a:
+            self._narrate_coverage(index)
+        else:
+            self.rank_versus_now()
+
+    def _narrate_coverage(self, index: VectorIndex) -> None:
+        """Say in the log how much of the corpus the model never reads, once every extent is known."""
+        from raglens.diagnostics.coverage import corpus_coverage  # numpy is loaded by now
+        from raglens.diagnostics.describe import describe_coverage
+
+        extents = [index.extent(row) for row in range(index.window_count)]
+        known = [extent for extent in extents if extent is not None]
+        if self.corpus is None or len(known) != len(extents):
+            return
+        lengths = {source.path: len(source.text) for source in self.corpus.files}
+        limit = self.a.model.max_seq_length if self.a.model is not None else None
+        self.narrate(describe_coverage(corpus_coverage(lengths, index.windows, known, limit)))
+
+    def _process_ended(self, run: ConfigurationRun, incarnation: int, event: ProcessEnded) -> None:
+        """A process died under the app: its run starts another (the cache holds what it embedded)
+        and hits keep ranking what is embedded; after RESTART_LIMIT deaths a minute, it stops trying."""
+        if not self.app.is_running:
+            return  # the app is closing
+        outcome = run.process_ended(incarnation)
+        name = "The embedding process" if run is self.a else "B's embedding process"
+        how = describe_exit(event.exit_code)
+        prefix = self.prefix(run)
+        embedded = run.embedded_count
+        match outcome:
+            case ProcessOutcome.ALREADY_REPLACED | ProcessOutcome.MODEL_FAILED:
+                return
+            case ProcessOutcome.RESTARTED:
+                self.narrate(f"{prefix}the embedding process ended ({how}); starting it again")
+                self.notify(
+                    f"{name} ended ({how}). Starting it again; meanwhile hits rank the "
+                    f"{embedded:,} window(s) embedded so far.",
+                    title="embedding process",
+                    severity="warning",
+                    timeout=20,
+                    markup=False,
+                )
+                self.relay_events(run)
+            case ProcessOutcome.GAVE_UP:
+                self.narrate(f"{prefix}the embedding process ended ({how}) again; not starting it again")
+                again = "r (re-scan) tries again" if run is self.a else "v starts B again"
+                self.notify(
+                    f"{name} ended ({how}) {run.restarts.limit} times within a minute, so "
+                    f"raglens stopped starting it. Hits rank the {embedded:,} window(s) embedded; a new "
+                    f"question cannot be embedded. {again}; the log file says more.",
+                    title="embedding process stopped",
+                    severity="error",
+                    timeout=60,
+                    markup=False,
+                )
+            case _:
+                assert_never(outcome)

@@ -1,0 +1,274 @@
+"""The explorer's main screen: corpus tree, window view, live question and hits over a background index.
+
+Put together from parts, one module each (raglens.ui.explorer_screen says what they share); this
+module lays out the panes, reads the corpus and owns A's window settings and k.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.worker import Worker, WorkerState
+
+from raglens.corpus import Corpus, CorpusOptions, load_corpus
+from raglens.errors import RaglensError
+from raglens.printable import printable
+from raglens.ui.error_log import write_error_log
+from raglens.ui.grid_actions import GridActions
+from raglens.ui.highlight import warm_up
+from raglens.ui.lab_actions import LabActions
+from raglens.ui.messages import CorpusFailed, CorpusLoaded, WindowsCut, while_shown
+from raglens.ui.navigation import Navigation
+from raglens.ui.questions import Questions
+from raglens.ui.run_events import RunEvents
+from raglens.ui.screens.help import HelpScreen
+from raglens.ui.screens.settings import Settings, SettingsScreen
+from raglens.ui.status import status_text
+from raglens.ui.versus_actions import VersusActions
+from raglens.ui.widgets.corpus_tree import CorpusTree
+from raglens.ui.widgets.hit_list import HitList
+from raglens.ui.widgets.pipeline_log import PipelineLog
+from raglens.ui.widgets.score_strip import ScoreStrip
+from raglens.ui.widgets.versus_hits import VersusHits
+from raglens.ui.widgets.window_view import WindowView
+
+if TYPE_CHECKING:
+    from raglens.embedding_process import EmbeddingProcess
+    from raglens.ui.app_config import AppConfig
+    from raglens.windows import WindowParams
+
+
+class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, RunEvents):
+    """Runs rung-1 naive RAG on one folder and shows every step of it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_query", "query"),
+        Binding("t", "focus_tree", "files"),
+        Binding("n", "next_window", "next"),
+        Binding("p", "previous_window", "prev"),
+        Binding("plus,equals_sign", "change_k(1)", "k+1", show=False),
+        Binding("minus", "change_k(-1)", "k-1", show=False),
+        Binding("w", "settings", "windows"),
+        Binding("r", "rescan", "re-scan"),
+        Binding("h", "focus_hits", "hits", show=False),
+        Binding("e", "expand_hit", "expand hit", show=False),
+        Binding("l", "toggle_log", "log"),
+        Binding("m", "toggle_heat", "heat"),
+        Binding("s", "toggle_wrap", "wrap", show=False),
+        Binding("a", "pin_answer", "pin answer"),
+        Binding("u", "unpin", "unpin", show=False),
+        Binding("g", "save_case", "save case", show=False),
+        Binding("c", "prompt_preview", "prompt"),
+        Binding("f", "failure_lab", "failure lab"),
+        Binding("v", "versus", "versus"),
+        Binding("o", "versus_overlay", "B's grid", show=False),
+        Binding("x", "eval_grid", "eval grid", show=False),
+        Binding("question_mark,f1", "help", "help"),
+        Binding("escape", "leave_query", "letter keys"),
+    ]
+
+    def __init__(self, config: AppConfig, process: EmbeddingProcess | None = None) -> None:
+        """``process`` is an embedding process already started for A (the CLI starts it before
+        importing Textual, so the model opens while the app loads); None starts one at mount."""
+        super().__init__(config, process)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="panes"):
+            with Vertical(id="left"):
+                yield CorpusTree(id="corpus-tree")
+                yield PipelineLog(id="pipeline-log")
+            yield WindowView(id="window-view")
+            with Vertical(id="right"):
+                yield Input(value=self.config.query, placeholder="ask a question of the corpus…", id="query")
+                with VerticalScroll(id="strip-scroll"):
+                    yield ScoreStrip(id="score-strip")
+                yield HitList(id="hit-list")
+                with VerticalScroll(id="versus-scroll"):
+                    yield VersusHits(id="versus-hits")
+        with Horizontal(id="status-row"):
+            yield Static(id="status")
+            yield ProgressBar(total=None, show_eta=False, id="progress")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.narrate(f"reading {self.config.path}")
+        self.a.start()  # before the first frame: the engine opens while Textual paints
+        self.refresh_status()
+        self.query_one("#query", Input).focus()
+        # Reading the corpus is mostly file I/O and imports nothing heavy: it starts with the first paint.
+        self.read_corpus(self.a.config.params)
+        self.ask_launch_question()
+        self.narrate(f"loading {self.a.choice.label} in a separate process")
+        # At once: a warm model is ready ~0.3 s after its process starts, and its events wait on the
+        # relay's import of numpy (~0.1 s); started after the first paint, that import competed with
+        # the first file's paint and the cached vectors waited 0.12-0.3 s.
+        self.relay_events(self.a)
+        self.call_after_refresh(self._settle_heap)
+
+    def close_runs(self, timeout: float) -> None:
+        """End every configuration's process and the eval grid's child."""
+        for run in self.runs():
+            run.close(timeout=timeout)
+        self.b = None
+        self.stop_grid()
+
+    def _settle_heap(self) -> None:
+        """Exempt the objects alive now (Textual's, the corpus's) from the cyclic garbage collector.
+
+        A full collection over them stalled the event loop for 40-50 ms in the middle of indexing
+        (measured with benchmarks/app_responsiveness.py); frozen objects are not scanned again.
+        """
+        gc.freeze()
+
+    @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
+    def read_corpus(self, params: WindowParams) -> None:
+        from raglens.windows import cut_corpus, window_texts
+
+        try:
+            corpus = load_corpus(self.config.path, CorpusOptions(max_file_bytes=self.config.max_file_bytes))
+        except RaglensError as error:
+            self.post_message(CorpusFailed(error))
+            return
+        windows = cut_corpus(corpus, params)
+        self.post_message(CorpusLoaded(corpus, params))
+        self.post_message(WindowsCut(self.a.run_id, params, corpus, windows, window_texts(corpus, windows)))
+        # Then Pygments and the corpus's lexers (~50 ms), here: the first ranking needs them, and a
+        # warm model's cached vectors arrive ~0.1 s after the corpus.
+        warm_up([source.path for source in corpus.files])
+
+    @while_shown
+    def on_corpus_loaded(self, message: CorpusLoaded) -> None:
+        if message.params != self.a.config.params:
+            return  # superseded by newer settings
+        self.corpus = message.corpus
+        corpus = message.corpus
+        self.narrate(f"found {len(corpus.files)} file(s) to index, skipped {len(corpus.skipped)}")
+        self.versus_corpus_changed(corpus)
+        self.call_after_refresh(self._settle_heap)
+
+    @while_shown
+    def on_windows_cut(self, message: WindowsCut) -> None:
+        run = self.run_of(message.run_id)
+        if run is None or message.params != run.config.params:
+            return  # a configuration replaced since, or superseded by newer settings
+        first = run.file_rows.get(self.shown_window[0], range(0)) if self.shown_window is not None else ()
+        run.set_windows(message.corpus, message.windows, message.texts, first)
+        self.narrate(
+            f"{self.prefix(run)}cut into {len(message.windows)} window(s) of {message.params.describe()}"
+        )
+        if run is self.a:
+            self._a_windows_cut(message.corpus)
+        else:
+            self.versus_windows_cut()
+
+    def _a_windows_cut(self, corpus: Corpus) -> None:
+        counts = {path: len(rows) for path, rows in self.a.file_rows.items()}
+        self.query_one(CorpusTree).show_corpus(corpus, counts)
+        self.refresh_status()
+        # Redraw the shown file with the new grid (or open the first file on the first load).
+        if self.shown_window is not None and self.shown_window[0] in self.a.file_rows:
+            self.show_file(*self.shown_window)
+        elif corpus.files:
+            self.open_first_file(corpus.files[0].path)
+
+    @while_shown
+    def on_corpus_failed(self, message: CorpusFailed) -> None:
+        self.narrate(f"error: {message.error}")
+        self.notify(str(message.error), title="cannot index", severity="error", timeout=30, markup=False)
+        self.query_one(WindowView).show_message("nothing to show", str(message.error))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker's exception becomes a notification and a traceback in the log file; the app goes on."""
+        if event.worker.is_finished:
+            self.ranking_ended(event.worker)
+        if event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self.narrate(f"error in {event.worker.description}: {error}")
+            where = ""
+            if self.config.error_log_path and error is not None:
+                where = f" (details in {self.config.error_log_path})"
+                write_error_log(Path(self.config.error_log_path), event.worker.description, error)
+            message = printable(f"{event.worker.description} failed: {error}{where}")
+            self.notify(message, severity="error", timeout=30, markup=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """In the question box, the footer offers escape (to the letter keys), not ``/``, which types.
+
+        The box has the focus at launch, so a question can be typed at once.
+        """
+        typing = isinstance(self.focused, Input)
+        if action == "leave_query":
+            return typing
+        if action == "focus_query":
+            return not typing
+        return True
+
+    def action_rescan(self) -> None:
+        """Read the corpus again; with the cache, only windows whose text changed are embedded."""
+        if self.a.restart():
+            self.relay_events(self.a)
+        self._rebuild(self.a.config.params, f"re-scanning {self.config.path}")
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def action_change_k(self, delta: int) -> None:
+        self.apply_settings(Settings(self.a.config.params, max(1, self.k + delta)))
+
+    def action_settings(self) -> None:
+        self.app.push_screen(SettingsScreen(Settings(self.a.config.params, self.k)), self._settings_chosen)
+
+    def _settings_chosen(self, settings: Settings | None) -> None:
+        if settings is not None:
+            self.apply_settings(settings)
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Use new k and window parameters; new parameters rebuild the index in the background."""
+        k_changed = settings.k != self.k
+        self.k = settings.k
+        if settings.params != self.a.config.params:
+            self._rebuild(settings.params, f"re-cutting with {settings.params.describe()}")
+        elif k_changed:
+            self.rerank(now=True)
+        self.refresh_status()
+
+    def _rebuild(self, params: WindowParams, narration: str) -> None:
+        """Drop A's index and build it again in the background, from a fresh read of the corpus."""
+        self.a.recut(params)
+        self.narrate(narration)
+        self.read_corpus(params)
+        self.refresh_status()
+
+    def refresh_status(self) -> None:
+        run = self.a
+        index = run.index
+        embedded = run.embedded_count
+        rate = None
+        if self.config.show_rates and index and run.embed_started is not None and embedded:
+            elapsed = time.monotonic() - run.embed_started
+            fresh = embedded - run.from_cache
+            rate = fresh / elapsed if elapsed > 0 and fresh > 0 else None
+        text = status_text(
+            run.model,
+            run.choice.label,
+            run.config.params,
+            self.k,
+            embedded,
+            run.window_count,
+            rate,
+            run.from_cache,
+        )
+        self.query_one("#status", Static).update(text)
+        # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.
+        progress = self.query_one("#progress", ProgressBar)
+        progress.display = bool(index and not index.is_complete) and self.config.show_rates
+        if index is not None:
+            progress.update(total=max(index.window_count, 1), progress=embedded)

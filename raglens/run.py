@@ -9,7 +9,7 @@ window set are dropped. The app only draws what a run reports.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -138,7 +138,8 @@ class ConfigurationRun:
         self.question: Question | None = None
         self._unsent: list[str] | None = None
         """The texts of a window set cut before the process could take them."""
-        self._first: tuple[int, ...] = ()
+        self._open_path: str | None = None
+        """The file on screen: a window set sent (or sent again) embeds its windows first."""
         self._sent_to: EmbeddingProcess | None = None
         """The process the current window set went to; a new one (a restart) is sent it again."""
         self._cutting = False
@@ -151,16 +152,18 @@ class ConfigurationRun:
     # Windows.
 
     def set_windows(
-        self, corpus: Corpus, windows: list[Window], texts: list[str], first: Sequence[int]
+        self, corpus: Corpus, windows: list[Window], texts: list[str], open_path: str | None = None
     ) -> None:
-        """A new window set: sent to the process at once (model ready or not), indexed once it is."""
+        """A new window set: sent to the process at once (model ready or not), indexed once it is;
+        the windows of ``open_path``, the file on screen, are embedded first."""
         self.corpus = corpus
         self.windows = windows
         self.file_rows = rows_by_file(windows)
         self.generation += 1
         self.from_cache = 0
         self.index = None
-        self._unsent, self._first = texts, tuple(first)
+        self._unsent = texts
+        self._open_path = open_path
         self._cutting = False
         self._send_windows()
         self._make_index()
@@ -170,13 +173,16 @@ class ConfigurationRun:
         self.config = replace(self.config, params=params)
         self.index = None
         self.generation += 1  # vectors of the old set still on their way are dropped
+        self._unsent = None  # an old set not sent yet never will be
         self._cutting = True
 
     def _send_windows(self) -> None:
         """Send the unsent window set: the texts go once; later requests name rows only."""
-        if self._unsent is None or self.process is None:
+        if self._unsent is None or self.process is None or self._cutting:
             return
-        self.process.index_windows(self.generation, self._unsent, self._first)
+        index, rows = self.index, self.file_rows.get(self._open_path or "", range(0))
+        first = [row for row in rows if index is None or not index.has_vector(row)]
+        self.process.index_windows(self.generation, self._unsent, first)
         self._unsent = None
         self._sent_to = self.process
         self.embed_started = time.monotonic()
@@ -185,6 +191,8 @@ class ConfigurationRun:
         """Send the window set again to a restarted process: the cache serves what was embedded."""
         if self.process is None or self._sent_to is self.process or self.corpus is None or not self.windows:
             return
+        if self._cutting:
+            return  # the windows being cut go to it once they are
         if self._unsent is None and self.index is not None and self.index.is_complete:
             return
         if self._unsent is None:
@@ -208,6 +216,7 @@ class ConfigurationRun:
 
     def embed_next(self, path: str) -> None:
         """While embedding, have the process embed ``path``'s windows next; only their rows travel."""
+        self._open_path = path
         index, rows = self.index, self.file_rows.get(path, range(0))
         if index is None or index.is_complete or self.process is None:
             return

@@ -120,6 +120,14 @@ class GridChild:
             what = f"the grid's process ended (exit code {code}) without its report"
         return "; ".join([what, *self._complaints])
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def has_ended(self) -> bool:
+        """Whether the child process is gone."""
+        return self._process.poll() is not None
+
     def stop(self) -> None:
         """End the child now (the user cancelled, or the explorer is closing)."""
         if self._process.poll() is None:

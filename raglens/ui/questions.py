@@ -172,13 +172,13 @@ class Questions(ExplorerScreen):
 
     @on(Input.Changed, "#query")
     def query_changed(self, event: Input.Changed) -> None:
-        if self._asked is not None and event.value == self._asked[1]:
-            question = self.a.question
-            if question is not None and question.is_asked():
-                return  # the box was given the question asked (at mount): it is asked already
-        self._query_text = event.value
         if self._debounce is not None:
-            self._debounce.stop()
+            self._debounce.stop()  # the box's words changed: whatever it held before is not asked
+            self._debounce = None
+        self._query_text = event.value
+        question = self.a.question
+        if question is not None and self._asked == (question.number, event.value) and question.is_asked():
+            return  # the box holds the question asked (at mount, or typed back): asked already
         self._debounce = self.set_timer(QUERY_DEBOUNCE_S, self.submit_query)
 
     @on(Input.Submitted, "#query")

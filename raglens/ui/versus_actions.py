@@ -128,13 +128,21 @@ class VersusActions(ExplorerScreen):
         elif b.corpus.texts() != corpus.texts():
             self._versus_chosen(VersusChoice(b.config))
 
-    @work(thread=True, group="versus-corpus", exit_on_error=False, description="cutting B's windows")
+    @work(
+        thread=True,
+        exclusive=True,
+        group="versus-corpus",
+        exit_on_error=False,
+        description="cutting B's windows",
+    )
     def cut_windows(self, run_id: int, corpus: Corpus, params: WindowParams) -> None:
-        """Cut a run's windows from a corpus already read."""
+        """Cut a run's windows from a corpus already read; a newer cut (the corpus read again) wins."""
         from raglens.windows import cut_corpus, window_texts
 
         windows = cut_corpus(corpus, params)
-        self.post_message(WindowsCut(run_id, params, corpus, windows, window_texts(corpus, windows)))
+        texts = window_texts(corpus, windows)
+        if not get_current_worker().is_cancelled:
+            self.post_message(WindowsCut(run_id, params, corpus, windows, texts))
 
     @work(thread=True, exclusive=True, group="versus-rank", exit_on_error=False, description="ranking B")
     def rank_versus(

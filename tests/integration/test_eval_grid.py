@@ -208,7 +208,7 @@ def test_a_child_killed_mid_grid_ends_with_a_failure_naming_the_signal(golden: P
     events = child.events()
     first = next(events)
     assert first == GridStarted(1, 4, first.config, None)
-    os.kill(child._process.pid, signal.SIGKILL)
+    os.kill(child.pid, signal.SIGKILL)
     rest = list(events)
     assert rest, "the stream ends with a failure"
     assert all(isinstance(event, GridStarted | GridRowDone) for event in rest[:-1])
@@ -240,7 +240,7 @@ def test_a_child_that_prints_something_else_is_stopped_and_the_line_reported(tmp
     events = list(child.events())
     assert len(events) == 1 and isinstance(events[0], GridFailed)
     assert "not an eval grid event" in events[0].message and "loading weights" in events[0].message
-    assert child._process.poll() is not None, "the child was ended"
+    assert child.has_ended(), "the child was ended"
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,7 @@ async def test_escape_stops_a_running_grid_and_its_process(tmp_path: Path) -> No
         )
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.main.grid_child is None, "the grid stopped")
-        assert child._process.poll() is not None, "the child was ended"
+        assert child.has_ended(), "the child was ended"
 
 
 async def test_a_grid_that_fails_says_why_and_closes_its_progress(tmp_path: Path) -> None:

@@ -166,3 +166,32 @@ def test_embed_next_names_only_the_rows_still_waiting(path: str) -> None:
     expected = [(run.generation, rows[1:])] if rows[1:] else []
     assert started.processes[0].first == expected
     assert [w.path for w in run.file_windows(path)] == [path] * len(rows)
+
+
+def test_the_open_file_is_embedded_first_with_the_new_window_set_and_after_a_restart() -> None:
+    run, started = new_run()
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    windows = cut_corpus(corpus, PARAMS)
+    run.set_windows(corpus, windows, window_texts(corpus, windows), "docs/queues.md")
+    first = tuple(run.file_rows["docs/queues.md"])
+    assert started.processes[0].sent[0][2] == first
+    run.model_ready(READY)
+    run.vectors_arrived(vectors(run, first[:1]))
+    run.embed_next("docs/retries.md")
+    run.process_ended(run.incarnation, now=0.0)
+    run.model_ready(READY)
+    assert started.processes[1].sent[0][2] == tuple(run.file_rows["docs/retries.md"]), (
+        "the file on screen now"
+    )
+
+
+def test_a_restart_while_new_settings_are_cut_sends_only_the_new_windows() -> None:
+    run, started = new_run()
+    cut(run)
+    run.model_ready(READY)
+    run.recut(WindowParams(Unit.CHARS, 500, 50))
+    run.process_ended(run.incarnation, now=0.0)
+    run.model_ready(READY)
+    assert started.processes[1].sent == [], "the old set is not sent while the new one is cut"
+    texts = cut(run, WindowParams(Unit.CHARS, 500, 50))
+    assert started.processes[1].sent == [(run.generation, texts, ())]

@@ -159,8 +159,8 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
         run = self.run_of(message.run_id)
         if run is None or message.params != run.config.params:
             return  # a configuration replaced since, or superseded by newer settings
-        first = run.file_rows.get(self.shown_window[0], range(0)) if self.shown_window is not None else ()
-        run.set_windows(message.corpus, message.windows, message.texts, first)
+        shown_path = self.shown_window[0] if self.shown_window is not None else None
+        run.set_windows(message.corpus, message.windows, message.texts, shown_path)
         self.narrate(
             f"{self.prefix(run)}cut into {len(message.windows)} window(s) of {message.params.describe()}"
         )

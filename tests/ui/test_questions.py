@@ -64,3 +64,29 @@ async def test_every_ranking_drawn_is_of_the_words_it_is_drawn_under() -> None:
     numbers: dict[int, str] = {}
     for ranking in rankings:
         assert numbers.setdefault(ranking.question, ranking.query) == ranking.query, "one number, one text"
+
+
+async def test_typing_back_to_the_question_on_screen_asks_nothing_else() -> None:
+    """A pending debounce of half-typed words was left running when the box came back to the question
+    asked: 0.2 s later it asked the half-typed words and drew their hits under the full question."""
+    from raglens.ui.questions import QUERY_DEBOUNCE_S
+
+    app = make_app(query=FIRST)
+    async with app.run_test(size=(160, 45)) as pilot:
+        main = app.main
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the question's hits")
+        asked: list[str] = []
+        submit = main.submit_query
+
+        def recording() -> None:
+            asked.append(main.query_one("#query", Input).value)
+            submit()
+
+        main.submit_query = recording  # type: ignore[method-assign]
+        await pilot.click("#query")
+        await pilot.press("end", "backspace", FIRST[-1])  # one keystroke off and back, within the debounce
+        passed: list[bool] = []
+        main.set_timer(QUERY_DEBOUNCE_S * 3, lambda: passed.append(True))
+        await wait_until(pilot, lambda: bool(passed), "three debounce intervals on the app's clock")
+        assert asked == [], "nothing new was asked"
+        assert main.shown_query == FIRST and main.query_one("#query", Input).value == FIRST

@@ -180,8 +180,7 @@ class ConfigurationRun:
         """Send the unsent window set: the texts go once; later requests name rows only."""
         if self._unsent is None or self.process is None or self._cutting:
             return
-        index, rows = self.index, self.file_rows.get(self._open_path or "", range(0))
-        first = [row for row in rows if index is None or not index.has_vector(row)]
+        first = self._waiting_rows(self._open_path) if self._open_path is not None else []
         self.process.index_windows(self.generation, self._unsent, first)
         self._unsent = None
         self._sent_to = self.process
@@ -217,12 +216,16 @@ class ConfigurationRun:
     def embed_next(self, path: str) -> None:
         """While embedding, have the process embed ``path``'s windows next; only their rows travel."""
         self._open_path = path
-        index, rows = self.index, self.file_rows.get(path, range(0))
-        if index is None or index.is_complete or self.process is None:
+        if self.index is None or self.index.is_complete or self.process is None:
             return
-        waiting = [row for row in rows if not index.has_vector(row)]
+        waiting = self._waiting_rows(path)
         if waiting:
             self.process.embed_first(self.generation, waiting)
+
+    def _waiting_rows(self, path: str) -> list[int]:
+        """The rows of ``path``'s windows that have no vector yet (all of them before the index)."""
+        index, rows = self.index, self.file_rows.get(path, range(0))
+        return [row for row in rows if index is None or not index.has_vector(row)]
 
     @property
     def embedded_count(self) -> int:

@@ -133,7 +133,7 @@ class RunEvents(ExplorerScreen):
             self.versus_vectors_arrived()
             return
         path, current = self.shown_window or ("", None)
-        if current is not None and not set(rows).isdisjoint(self.a.file_rows[path]):
+        if current is not None and not set(rows).isdisjoint(self.a.file_rows.get(path, range(0))):
             self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
         self.rerank(now=self.a.is_complete)
 

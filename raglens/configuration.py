@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.errors import BadInputError
 from raglens.precision import PRECISIONS
 from raglens.windows import Unit, WindowParams
@@ -30,7 +31,7 @@ class RetrievalConfig:
     def describe(self) -> str:
         """``1000/200 chars · all-MiniLM-L6-v2 · 256 tokens · fp32``, naming only what is set."""
         parts = [f"{self.params.size}/{self.params.overlap} {self.params.unit.value}"]
-        parts.append(self.model or "all-MiniLM-L6-v2")
+        parts.append(self.model or DEFAULT_MODEL_NAME)
         if self.max_seq_length is not None:
             parts.append(f"reads {self.max_seq_length} tokens")
         if self.precision is not None:

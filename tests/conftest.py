@@ -22,6 +22,17 @@ SAMPLE_CORPUS = REPO_ROOT / "sample_corpus"
 MakeTree = Callable[[dict[str, str | bytes]], Path]
 
 
+@pytest.fixture(autouse=True)
+def user_folders_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explorer and its children write logs and golden sets to the user's folders: each test gets
+    fresh ones, so no test writes to the machine's or reads another test's."""
+    home = tmp_path_factory.mktemp("user")
+    for variable in ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.setenv(variable, str(home / variable.lower()))
+
+
 @pytest.fixture
 def make_tree(tmp_path: Path) -> MakeTree:
     """Write ``{relative path: text or bytes}`` under a fresh folder and return the folder."""

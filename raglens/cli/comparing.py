@@ -21,32 +21,16 @@ from raglens.diagnostics.symbols import Definition
 from raglens.display import similarity_bar
 from raglens.pipeline import search_index
 from raglens.printable import printable_name
+from raglens.run import EngineSettings
 from raglens.search import SearchResult
-from raglens.windows import WindowParams
 
 BAR_WIDTH = 10
 
 
-def config_a(args: argparse.Namespace, params: WindowParams) -> RetrievalConfig:
-    """The configuration the command line asks for: A."""
-    return RetrievalConfig(params, args.model, getattr(args, "max_seq_length", None), args.precision)
-
-
-def config_b(args: argparse.Namespace, params: WindowParams) -> RetrievalConfig | None:
-    """B from ``--vs``, checked before anything loads; None without ``--vs``."""
+def config_b(args: argparse.Namespace, a: RetrievalConfig) -> RetrievalConfig | None:
+    """B from ``--vs`` (what it does not name is A's), checked before anything loads; None without it."""
     spec = getattr(args, "vs", None)
-    return parse_vs(spec, config_a(args, params)) if spec is not None else None
-
-
-def arguments_for(args: argparse.Namespace, config: RetrievalConfig) -> argparse.Namespace:
-    """``args`` with ``config``'s model settings in place of A's (window settings travel apart)."""
-    copied = argparse.Namespace(**vars(args))
-    copied.model, copied.max_seq_length, copied.precision = (
-        config.model,
-        config.max_seq_length,
-        config.precision,
-    )
-    return copied
+    return parse_vs(spec, a) if spec is not None else None
 
 
 @dataclass(frozen=True)
@@ -63,15 +47,16 @@ class Versus:
 def rank_versus(
     args: argparse.Namespace,
     b: RetrievalConfig,
+    settings: EngineSettings,
     a_prepared: PreparedIndex,
     a_result: SearchResult,
     expected: Mapping[ExpectedRef, Sequence[Definition]] | None,
     narrator: Narrator,
     stderr: Console,
 ) -> Versus:
-    """Index the corpus as B (through the same cache), rank the query, and follow every hit across."""
+    """Index A's corpus as B (with A's engine settings), rank the query, and follow every hit across."""
     narrator.say(f"configuration B: {b.describe()}")
-    prepared = prepare_index(arguments_for(args, b), b.params, narrator, stderr, corpus=a_prepared.corpus)
+    prepared = prepare_index(b, settings, a_prepared.corpus, narrator, stderr)
     result = search_index(prepared.index, prepared.embedder, args.query, args.k)
     a_windows, b_windows = a_prepared.index.windows, prepared.index.windows
     comparison = compare(a_result, a_windows, result, b_windows, args.k)

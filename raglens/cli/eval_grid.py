@@ -12,12 +12,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from raglens.cli.comparing import arguments_for
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import model_document, parameters_document
 from raglens.cli.lab_documents import eval_document
 from raglens.cli.narration import Narrator
-from raglens.cli.searching import PreparedIndex, prepare_index
+from raglens.cli.searching import PreparedIndex, prepare_index, read_corpus_named
+from raglens.cli.settings import engine_settings
 from raglens.configuration import GridAxis, RetrievalConfig
 from raglens.corpus import Corpus
 from raglens.diagnostics.coverage import measure_coverage
@@ -28,6 +28,7 @@ from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.fingerprint import max_seq_length_of, model_folder
 from raglens.grid_events import GridEvent, GridRowDone, GridStarted, RowFigures, encode
 from raglens.printable import printable_name
+from raglens.run import EngineSettings
 from raglens.tokens import TokenCounter
 
 
@@ -43,16 +44,14 @@ def _counter(config: RetrievalConfig) -> TokenCounter | None:
 def evaluate_config(
     args: argparse.Namespace,
     config: RetrievalConfig,
+    settings: EngineSettings,
     cases: Sequence[GoldenCase],
+    corpus: Corpus,
     narrator: Narrator,
     stderr: Console,
-    corpus: Corpus | None = None,
 ) -> tuple[GridRow, PreparedIndex]:
-    """Index the corpus as ``config`` (through the cache), score every case, measure coverage.
-
-    ``corpus``: the corpus an earlier row read, which is not read again.
-    """
-    prepared = prepare_index(arguments_for(args, config), config.params, narrator, stderr, corpus=corpus)
+    """Index ``corpus`` as ``config`` (through the cache), score every case, measure coverage."""
+    prepared = prepare_index(config, settings, corpus, narrator, stderr)
     texts = prepared.corpus.texts()
     resolved = resolve_refs(cases, texts)
     index, embedder = prepared.index, prepared.embedder
@@ -88,6 +87,8 @@ def run_grid(
 
     ``listen`` hears a GridStarted and a GridRowDone for each configuration.
     """
+    settings = engine_settings(args)
+    corpus = read_corpus_named(args, narrator)  # once: every row cuts the same files
     done: list[tuple[GridRow, PreparedIndex]] = []
     started = time.monotonic()
     total = len(configs)
@@ -101,8 +102,7 @@ def run_grid(
         narrator.grid_step(len(done), total, config.describe())
         if listen is not None:
             listen(GridStarted(number, total, config.describe(), seconds_left))
-        corpus = done[0][1].corpus if done else None
-        row, prepared = evaluate_config(args, config, cases, narrator, stderr, corpus)
+        row, prepared = evaluate_config(args, config, settings, cases, corpus, narrator, stderr)
         done.append((row, prepared))
         if listen is not None:
             listen(GridRowDone(number, total, RowFigures.of(row)))

@@ -19,7 +19,8 @@ from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, paramete
 from raglens.cli.lab_documents import eval_document
 from raglens.cli.lab_render import print_eval
 from raglens.cli.narration import Narrator
-from raglens.cli.searching import engine_header, prepare_index, stdout_kept_for_data
+from raglens.cli.searching import engine_header, prepare_index, read_corpus_named, stdout_kept_for_data
+from raglens.cli.settings import engine_settings, retrieval_config, top_k
 from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import GoldenCase, read_golden
 from raglens.errors import BadInputError, RaglensError
@@ -75,15 +76,18 @@ def _run_eval(
     events: Callable[[GridEvent], None] | None,
 ) -> int:
     """The evaluation, of one configuration or a grid; ``events``: where the grid sends its events."""
+    top_k(args)
     if args.floor is not None and not math.isfinite(args.floor):
         raise BadInputError(f"--floor must be a number, got {args.floor}")
     save_folder = _save_folder(args.save)
     cases = read_golden(args.golden)
     if args.grid:
         return _run_eval_grid(args, params, stderr, cases, save_folder, events)
+    config, settings = retrieval_config(args, params), engine_settings(args)
     json_mode = bool(args.json)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
-        prepared = prepare_index(args, params, narrator, stderr)
+        corpus = read_corpus_named(args, narrator)
+        prepared = prepare_index(config, settings, corpus, narrator, stderr)
         texts = prepared.corpus.texts()
         resolved = resolve_refs(cases, texts)
         embedder, index = prepared.embedder, prepared.index
@@ -127,13 +131,12 @@ def _run_eval_grid(
 
     ``events``: where the grid's events go, its report last, instead of the table or the document.
     """
-    from raglens.cli.comparing import config_a
     from raglens.cli.eval_grid import grid_document, grid_report, ledger_document, print_grid, run_grid
     from raglens.configuration import grid_configs, parse_grid_axis
     from raglens.grid_events import GridFinished
 
     axes = [parse_grid_axis(spec) for spec in args.grid]
-    configs = grid_configs(config_a(args, params), axes)
+    configs = grid_configs(retrieval_config(args, params), axes)
     plot = _plot_target(args.plot)
     json_mode = bool(args.json)
     data_on_stdout = json_mode or events is not None

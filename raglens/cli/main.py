@@ -395,34 +395,26 @@ def _run_app(args: argparse.Namespace) -> int:
     return app.return_code or ExitCode.OK
 
 
+def explorer_config_from(arguments: Sequence[str]) -> AppConfig:
+    """What ``raglens ARGUMENTS…`` opens the explorer with; the tests build their apps through it too."""
+    return explorer_config(build_parser(None).parse_args(list(arguments)))
+
+
 def explorer_config(args: argparse.Namespace) -> AppConfig:
     """What the explorer starts with, from ``raglens PATH …``; bad values fail before the screen opens."""
-    if args.k <= 0:
-        raise BadInputError(f"-k must be at least 1, got {args.k}")
-    from raglens.configuration import RetrievalConfig
-    from raglens.run import EngineSettings
+    from raglens.cli.settings import engine_settings, retrieval_config, top_k
     from raglens.ui.app_config import AppConfig
 
+    k = top_k(args)
     params = _window_params(args)
     CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
-    if args.max_seq_length is not None:
-        # Only then: the check imports numpy, ~50 ms before the embedding process could start.
-        from raglens.fingerprint import check_max_seq_length
-
-        check_max_seq_length(args.model, args.max_seq_length)
+    retrieval = retrieval_config(args, params)
     logs = log_folder()
-    engine = EngineSettings(
-        device=args.device,
-        offline=not args.allow_download,
-        embedder_factory=args.embedder_factory,
-        cache_dir=None if args.no_cache else str(cache_dir_named(args.cache_dir)),
-        log_path=str(logs / "embedding-process.log"),
-    )
     return AppConfig(
         path=args.path,
-        retrieval=RetrievalConfig(params, args.model, args.max_seq_length, args.precision),
-        engine=engine,
-        k=args.k,
+        retrieval=retrieval,
+        engine=engine_settings(args, log_path=str(logs / "embedding-process.log")),
+        k=k,
         query=args.query or "",
         max_file_bytes=args.max_file_bytes,
         golden_path=args.golden,

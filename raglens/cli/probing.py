@@ -11,7 +11,8 @@ from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, paramete
 from raglens.cli.lab_documents import probe_document
 from raglens.cli.lab_render import print_probes
 from raglens.cli.narration import Narrator
-from raglens.cli.searching import engine_header, prepare_index, stdout_kept_for_data
+from raglens.cli.searching import engine_header, prepare_index, read_corpus_named, stdout_kept_for_data
+from raglens.cli.settings import engine_settings, retrieval_config, top_k
 from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
 from raglens.errors import BadInputError
 from raglens.search import SearchResult, rank
@@ -23,9 +24,12 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
     blank = [position for position, query in enumerate(args.probes, start=1) if not query.strip()]
     if blank:
         raise BadInputError(f"--probe number {blank[0]} is empty; give it a question")
+    top_k(args)
+    config, settings = retrieval_config(args, params), engine_settings(args)
     json_mode = bool(args.json)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
-        prepared = prepare_index(args, params, narrator, stderr)
+        corpus = read_corpus_named(args, narrator)
+        prepared = prepare_index(config, settings, corpus, narrator, stderr)
         embedder, index, engine = prepared.embedder, prepared.index, prepared.engine
 
         def ranked(query: str, k: int) -> SearchResult:

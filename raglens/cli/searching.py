@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,24 +17,23 @@ from raglens.cli.lab_documents import diagnostics_document, prompt_document
 from raglens.cli.lab_render import print_prompt
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
+from raglens.cli.settings import engine_settings, retrieval_config, top_k
+from raglens.configuration import RetrievalConfig
 from raglens.corpus import Corpus, CorpusOptions
 from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.evaluation import resolve_expected
-from raglens.diagnostics.golden import ExpectedRef
 from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
-from raglens.diagnostics.symbols import Definition
 from raglens.embedding import Embedder, runs_on_cpu
-from raglens.embedding_events import EngineInfo, ModelChoice
+from raglens.embedding_events import EngineInfo
 from raglens.engine import Engines
-from raglens.errors import BadInputError
 from raglens.fingerprint import check_max_seq_length
 from raglens.index import IndexSnapshot
-from raglens.locations import cache_dir_named
 from raglens.pipeline import build_index, read_corpus, search_index
 from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
-from raglens.precision import choose_precision, precision_note, read_cpu_features
+from raglens.precision import precision_note, read_cpu_features
+from raglens.run import EngineSettings
 from raglens.search import SearchResult
 from raglens.vector_cache import ModelCache, VectorCache
 from raglens.windows import WindowParams
@@ -77,68 +76,53 @@ class PreparedIndex:
         return self.engines.for_queries()
 
 
-def model_choice(args: argparse.Namespace) -> ModelChoice:
-    """The model the arguments ask for; fp32, the model's exact ranking, unless bf16 is asked for."""
-    return ModelChoice(
-        args.model,
-        args.device,
-        choose_precision(args.precision),
-        offline=not args.allow_download,
-        factory=args.embedder_factory,
-        max_seq_length=getattr(args, "max_seq_length", None),
-    )
+def read_corpus_named(args: argparse.Namespace, narrator: Narrator) -> Corpus:
+    """The corpus ``PATH`` and ``--max-file-bytes`` name, read with its steps narrated."""
+    return read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
 
 
 def prepare_index(
-    args: argparse.Namespace,
-    params: WindowParams,
+    config: RetrievalConfig,
+    settings: EngineSettings,
+    corpus: Corpus,
     narrator: Narrator,
     stderr: Console,
-    *,
-    check_corpus: Callable[[Corpus], object] | None = None,
-    corpus: Corpus | None = None,
 ) -> PreparedIndex:
-    """Read the corpus, open the engines the model needs (none for cached windows), and fill the index.
+    """Open the engines ``config``'s model needs (none for cached windows) and fill its index.
 
-    ``check_corpus`` runs on the corpus as soon as it is read, so input that names what the corpus
-    does not have fails before any model loads. ``corpus``, already read (configuration A's, for B
-    or the next row of a grid), is not read again.
+    Every headless configuration comes through here, A, ``--vs``'s B and each row of a grid, with
+    the model choice the explorer's embedding process makes (``EngineSettings.choice``) and the same
+    cache (``ModelCache.for_model``).
     """
-    if args.k <= 0:
-        raise BadInputError(f"-k must be at least 1, got {args.k}")
-    choice = model_choice(args)
-    check_max_seq_length(args.model, choice.max_seq_length)
+    choice = settings.choice(config)
+    check_max_seq_length(config.model, choice.max_seq_length)
     note = precision_note(choice.precision, runs_on_cpu(choice.device), read_cpu_features())
     if note is not None:
         stderr.print(f"raglens: note: {note}", markup=False)
-    if corpus is None:
-        corpus = read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
-    if check_corpus is not None:
-        check_corpus(corpus)
     with contextlib.ExitStack() as stack:
-        cache = (
-            None if args.no_cache else stack.enter_context(VectorCache.open(cache_dir_named(args.cache_dir)))
-        )
+        cache = None
+        if settings.cache_dir is not None:
+            cache = stack.enter_context(VectorCache.open(Path(settings.cache_dir)))
         if cache is not None and not cache.is_usable:
             _print_warnings(cache, stderr)  # the search goes on without it, and says so now
             cache = None
         model_cache = ModelCache.for_model(cache, choice) if cache is not None else None
         if cache is not None and model_cache is None:
-            narrator.say(f"cache off: the files of {args.model} are not on this machine to identify it")
+            narrator.say(f"cache off: the files of {choice.label} are not on this machine to identify it")
         fingerprint = model_cache.fingerprint if model_cache is not None else None
         folder = model_cache.cache.path.parent if model_cache is not None else None
         engines = Engines(choice, fingerprint, folder, on_note=narrator.say)
         counted = _CountingNarrator(narrator)
-        index = build_index(corpus, params, engines, cache=model_cache, on_step=counted)
-        engine = engines.info()
+        index = build_index(corpus, config.params, engines, cache=model_cache, on_step=counted)
+        info = engines.info()
         narrator.say(
-            f"model {engine.describe()}: {engine.dimension} dimensions, "
-            f"reads at most {engine.max_seq_length or 'all'} tokens"
+            f"model {info.describe()}: {info.dimension} dimensions, "
+            f"reads at most {info.max_seq_length or 'all'} tokens"
         )
         if cache is not None:
             _print_warnings(cache, stderr)
         use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
-    return PreparedIndex(corpus, engines, engine, index.snapshot(), use)
+    return PreparedIndex(corpus, engines, info, index.snapshot(), use)
 
 
 def engine_header(engine: EngineInfo) -> str:
@@ -168,33 +152,28 @@ class _CountingNarrator:
 def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
     """Index ``args.path``, rank it against ``args.query`` and print the hits (or one JSON document)."""
     # comparing builds on this module (prepare_index), so it is imported here rather than at the top.
-    from raglens.cli.comparing import config_a, config_b, print_versus, rank_versus, versus_document
+    from raglens.cli.comparing import config_b, print_versus, rank_versus, versus_document
 
     json_mode = bool(getattr(args, "json", False))
-    b = config_b(args, params)  # a bad --vs fails here, before anything loads
-    resolved: list[dict[ExpectedRef, tuple[Definition, ...]]] = []
+    top_k(args)
+    a = retrieval_config(args, params)
+    b = config_b(args, a)  # a bad --vs fails here, before anything loads
+    settings = engine_settings(args)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
-        prepared = prepare_index(
-            args,
-            params,
-            narrator,
-            stderr,
-            check_corpus=lambda corpus: resolved.append(resolve_expected(args.expect, corpus.texts())),
-        )
-        corpus, embedder, index, cache_use = (
-            prepared.corpus,
-            prepared.embedder,
-            prepared.index,
-            prepared.cache_use,
-        )
+        corpus = read_corpus_named(args, narrator)
+        # What --expect names must be in the corpus: checked before any model loads.
+        expected = resolve_expected(args.expect, corpus.texts()) if args.expect else None
+        prepared = prepare_index(a, settings, corpus, narrator, stderr)
+        embedder, index, cache_use = prepared.embedder, prepared.index, prepared.cache_use
         result = search_index(index, embedder, args.query, args.k)
         noise = measure_noise_floor(index, embedder.encode_query)
         texts = corpus.texts()
-        expected = resolved[0] if args.expect else None
         diagnostics = diagnose_query(args.query, result, args.k, texts, index.windows, noise, expected)
         prompt = prompt_preview(args, args.query, result, texts) if args.prompt else None
         prepared.engines.export_if_wanted()
-        versus = rank_versus(args, b, prepared, result, expected, narrator, stderr) if b is not None else None
+        versus = None
+        if b is not None:
+            versus = rank_versus(args, b, settings, prepared, result, expected, narrator, stderr)
     if json_mode:
         document = search_document(
             query=args.query,
@@ -233,7 +212,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             diagnostics=diagnostics,
         )
         if versus is not None:
-            print_versus(console, args, config_a(args, params), result, versus)
+            print_versus(console, args, a, result, versus)
         if prompt is not None:
             print_prompt(console, prompt)
     return 0

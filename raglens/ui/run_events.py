@@ -7,6 +7,7 @@ A part of the main screen (raglens.ui.explorer_screen); the relay worker only po
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -38,6 +39,24 @@ if TYPE_CHECKING:
     from raglens.index import VectorIndex
 
 
+@dataclass(frozen=True)
+class RunNames:
+    """How the log and notifications name one configuration's run and what starts it again."""
+
+    prefix: str
+    """Before each of its log lines."""
+    process: str
+    """Its embedding process, at the start of a sentence."""
+    model_failed: str
+    """The title of the notification that its model failed."""
+    try_again: str
+    """The key that starts it again after raglens gave up on it."""
+
+
+A_NAMES = RunNames("", "The embedding process", "the model failed", "r (re-scan) tries again")
+B_NAMES = RunNames("B: ", "B's embedding process", "configuration B's model failed", "v starts B again")
+
+
 class RunEvents(ExplorerScreen):
     """What each configuration's process reports, drawn: the log, A's status and file, B's pane."""
 
@@ -45,9 +64,13 @@ class RunEvents(ExplorerScreen):
         """The run with this id, if it is still shown."""
         return next((run for run in self.runs() if run.run_id == run_id), None)
 
+    def names(self, run: ConfigurationRun) -> RunNames:
+        """How the log and notifications name ``run``: A plainly, B as B."""
+        return A_NAMES if run is self.a else B_NAMES
+
     def prefix(self, run: ConfigurationRun) -> str:
-        """How the log names a run's lines: A's plainly, B's with ``B: ``."""
-        return "" if run is self.a else "B: "
+        """Before each of a run's log lines: nothing for A, ``B: `` for B."""
+        return self.names(run).prefix
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
     def relay_events(self, run: ConfigurationRun) -> None:
@@ -90,7 +113,7 @@ class RunEvents(ExplorerScreen):
             case ModelFailed():
                 run.model_failed(event.message)
                 self.narrate(f"{prefix}error: {event.message}")
-                title = "the model failed" if run is self.a else "configuration B's model failed"
+                title = self.names(run).model_failed
                 self.notify(printable(event.message), title=title, severity="error", timeout=60, markup=False)
             case CacheLookedUp():
                 if run.cache_looked_up(event):
@@ -167,9 +190,9 @@ class RunEvents(ExplorerScreen):
         if not self.app.is_running:
             return  # the app is closing
         outcome = run.process_ended(incarnation)
-        name = "The embedding process" if run is self.a else "B's embedding process"
+        names = self.names(run)
+        name, prefix = names.process, names.prefix
         how = describe_exit(event.exit_code)
-        prefix = self.prefix(run)
         embedded = run.embedded_count
         match outcome:
             case ProcessOutcome.ALREADY_REPLACED | ProcessOutcome.MODEL_FAILED:
@@ -187,11 +210,10 @@ class RunEvents(ExplorerScreen):
                 self.relay_events(run)
             case ProcessOutcome.GAVE_UP:
                 self.narrate(f"{prefix}the embedding process ended ({how}) again; not starting it again")
-                again = "r (re-scan) tries again" if run is self.a else "v starts B again"
                 self.notify(
                     f"{name} ended ({how}) {run.restarts.limit} times within a minute, so "
                     f"raglens stopped starting it. Hits rank the {embedded:,} window(s) embedded; a new "
-                    f"question cannot be embedded. {again}; the log file says more.",
+                    f"question cannot be embedded. {names.try_again}; the log file says more.",
                     title="embedding process stopped",
                     severity="error",
                     timeout=60,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.worker import get_current_worker
 
+from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.run import ConfigurationRun
 from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.futures import result_unless_cancelled
@@ -45,7 +46,7 @@ def describe_b(b: ConfigurationRun) -> str:
     """``B · 500/50 chars · all-MiniLM-L6-v2 · 130 windows, 40 of 130 embedded``."""
     label = b.config.describe()
     if b.model is not None:
-        label = label.replace(b.config.model or "all-MiniLM-L6-v2", b.model.describe(), 1)
+        label = label.replace(b.config.model or DEFAULT_MODEL_NAME, b.model.describe(), 1)
     if b.stopped:
         why = b.failure or "its embedding process ended too often"
         return f"B · {label} · stopped: {why}"

@@ -13,12 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raglens.cli.main import main
+from raglens.cli.main import explorer_config_from, main
 from raglens.configuration import RetrievalConfig, grid_configs, parse_grid_axis
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.grid_events import GridFailed, GridFinished, GridRowDone, GridStarted, decode, encode
-from raglens.run import EngineSettings
-from raglens.ui.app_config import AppConfig
 from raglens.ui.grid_run import GridChild, grid_command
 from raglens.windows import Unit, WindowParams, cut_corpus
 from tests.conftest import SAMPLE_CORPUS
@@ -158,7 +156,7 @@ WIDTH = 100
 
 def grid_child_command(golden: Path, factory: str, *axes: str) -> list[str]:
     """The command line the explorer's ``x`` key runs, on the sample corpus with a fake model."""
-    config = AppConfig(path=str(SAMPLE_CORPUS), engine=EngineSettings(embedder_factory=factory))
+    config = explorer_config_from([str(SAMPLE_CORPUS), "--embedder-factory", factory, "--no-cache"])
     return grid_command(config, config.retrieval, str(golden), [parse_grid_axis(axis) for axis in axes], 5)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from textual.message import Message
@@ -11,12 +12,9 @@ from textual.notifications import Notification, Notify
 from textual.pilot import Pilot
 from textual.screen import Screen
 
-from raglens.configuration import RetrievalConfig
-from raglens.run import EngineSettings
+from raglens.cli.main import explorer_config_from
 from raglens.ui.app import RaglensApp
-from raglens.ui.app_config import AppConfig
 from raglens.ui.messages import RankingReady
-from raglens.windows import WindowParams
 from tests.conftest import REPO_ROOT
 
 WAIT_TIMEOUT_S = 180.0
@@ -33,12 +31,31 @@ def make_app(
     cache_dir: str | None = None,
     device: str | None = None,
     precision: str | None = None,
-    **options: object,
+    query: str | None = None,
+    k: int | None = None,
+    golden_path: str | None = None,
+    **display: object,
 ) -> RaglensApp:
-    """The app on ``path`` (relative to the repository, so no absolute path reaches the screen)."""
-    retrieval = RetrievalConfig(WindowParams(), precision=precision)
-    engine = EngineSettings(device=device, embedder_factory=factory, cache_dir=cache_dir)
-    return RaglensApp(AppConfig(path, retrieval, engine, **options))  # type: ignore[arg-type]
+    """The app ``raglens PATH [QUERY] …`` opens, built by the CLI's own factory from those arguments.
+
+    ``path`` is relative to the repository, so no absolute path reaches the screen; ``factory`` is a
+    fake model (None: the real one); no ``cache_dir`` runs without a cache; ``display`` sets what no
+    flag does (``show_rates``, ``error_log_path``).
+    """
+    arguments = [path, query] if query else [path]  # positionals first, as argparse wants them
+    if factory is not None:
+        arguments += ["--embedder-factory", factory]
+    arguments += ["--cache-dir", cache_dir] if cache_dir is not None else ["--no-cache"]
+    for flag, value in (
+        ("--device", device),
+        ("--precision", precision),
+        ("-k", k),
+        ("--golden", golden_path),
+    ):
+        if value is not None:
+            arguments += [flag, str(value)]
+    config = explorer_config_from(arguments)
+    return RaglensApp(replace(config, **display))  # type: ignore[arg-type]
 
 
 def ranking_recorder() -> tuple[list[RankingReady], Callable[[Message], None]]:

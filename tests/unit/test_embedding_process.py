@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -164,7 +166,7 @@ def test_a_model_failing_mid_stream_says_why_then_ends() -> None:
 def test_a_killed_process_is_reported_as_ended_and_fails_its_queries(fake_process: EmbeddingProcess) -> None:
     ready = fake_process.wait_until_ready(timeout=EVENT_TIMEOUT_S)
     assert isinstance(ready, ModelReady)
-    fake_process._process.kill()
+    os.kill(fake_process.pid, signal.SIGKILL)
     event = fake_process.next_event(timeout=EVENT_TIMEOUT_S)
     assert isinstance(event, ProcessEnded)
     assert event.exit_code is not None and event.exit_code != 0

@@ -1,0 +1,45 @@
+"""The command line's flags as the shapes every surface shares: a RetrievalConfig and EngineSettings.
+
+The explorer, ``search``, ``probe``, ``eval`` and each row of ``eval --grid`` read their flags here
+and nowhere else, so a flag means the same on every surface. Cheap to import: the explorer builds its
+settings before the embedding process starts, and numpy loads only to check a token limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from raglens.configuration import RetrievalConfig
+from raglens.errors import BadInputError
+from raglens.locations import cache_dir_named
+from raglens.run import EngineSettings
+from raglens.windows import WindowParams
+
+
+def top_k(args: argparse.Namespace) -> int:
+    """``-k``, refused (BadInputError) unless it is at least 1."""
+    if args.k <= 0:
+        raise BadInputError(f"-k must be at least 1, got {args.k}")
+    return int(args.k)
+
+
+def retrieval_config(args: argparse.Namespace, params: WindowParams) -> RetrievalConfig:
+    """Configuration A, as the flags ask for it; a token limit the model cannot read fails here."""
+    max_seq_length = getattr(args, "max_seq_length", None)
+    if max_seq_length is not None:
+        # Only then: the check imports numpy, ~50 ms before the explorer's process could start.
+        from raglens.fingerprint import check_max_seq_length
+
+        check_max_seq_length(args.model, max_seq_length)
+    return RetrievalConfig(params, args.model, max_seq_length, args.precision)
+
+
+def engine_settings(args: argparse.Namespace, log_path: str | None = None) -> EngineSettings:
+    """How the flags ask every configuration's model to run: device, downloads, cache."""
+    return EngineSettings(
+        device=args.device,
+        offline=not args.allow_download,
+        embedder_factory=args.embedder_factory,
+        cache_dir=None if args.no_cache else str(cache_dir_named(args.cache_dir)),
+        log_path=log_path,
+    )

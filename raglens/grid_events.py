@@ -34,6 +34,16 @@ class KindFigures:
 
 
 @dataclass(frozen=True)
+class CharacterFigures:
+    """A row's character recall, precision and IoU over its span answers (None: there are none)."""
+
+    span_cases: int
+    recall: float | None
+    precision: float | None
+    iou: float | None
+
+
+@dataclass(frozen=True)
 class RowFigures:
     """One configuration's row of the grid, as the table and ``--json`` show it."""
 
@@ -51,6 +61,8 @@ class RowFigures:
     precision: str
     recall: float | None
     mrr: float | None
+    ndcg: float | None
+    characters: CharacterFigures
     kinds: tuple[KindFigures, ...]
     suggested_floor: float | None
     separable: bool | None
@@ -73,6 +85,10 @@ class RowFigures:
             precision=row.precision,
             recall=report.recall,
             mrr=report.mrr,
+            ndcg=report.ndcg,
+            characters=CharacterFigures(
+                len(report.spans), report.char_recall, report.char_precision, report.char_iou
+            ),
             kinds=tuple(
                 KindFigures(
                     kind.kind, kind.positives, kind.negatives, kind.recall, kind.mrr, kind.abstain_rate

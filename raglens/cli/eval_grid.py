@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import time
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ from raglens.cli.searching import PreparedIndex, prepare_index, read_corpus_name
 from raglens.cli.settings import engine_settings
 from raglens.configuration import GridAxis, RetrievalConfig
 from raglens.corpus import Corpus
+from raglens.diagnostics.case_comparison import Change, compare_cases, rank_label
 from raglens.diagnostics.coverage import measure_coverage
 from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import GoldenCase
@@ -134,6 +136,8 @@ def grid_document(args: argparse.Namespace, rows: Sequence[GridRow]) -> list[dic
             "precision": row.precision,
             "recall": row.report.recall,
             "mrr": row.report.mrr,
+            "ndcg": row.report.ndcg,
+            "characters": dataclasses.asdict(RowFigures.of(row).characters),
             "by_kind": {
                 kind.kind: {"recall": kind.recall, "mrr": kind.mrr, "abstain_rate": kind.abstain_rate}
                 for kind in row.report.kinds
@@ -147,6 +151,32 @@ def grid_document(args: argparse.Namespace, rows: Sequence[GridRow]) -> list[dic
         }
         for index, row in enumerate(rows)
     ]
+
+
+def cases_document(rows: Sequence[GridRow]) -> dict[str, Any]:
+    """``"cases"``: each answerable case's rank in every row and its change against the best row,
+    and ``"versus_best"``: each other row's gains and losses, by golden-file line."""
+    comparison = compare_cases([row.report for row in rows], best_row(rows))
+    return {
+        "best": comparison.best,
+        "negatives_not_compared": comparison.negatives,
+        "versus_best": [
+            {"row": tally.row, "gained": list(tally.gained), "lost": list(tally.lost), "same": tally.same}
+            for tally in comparison.tallies
+        ],
+        "cases": [
+            {
+                "line": case.case_line,
+                "query": case.results[0].case.query,
+                "kind": case.results[0].case.kind,
+                "ranks": [result.rank for result in case.results],
+                "recall": [result.recall for result in case.results],
+                "ndcg": [result.ndcg for result in case.results],
+                "change": [None if change is None else change.value for change in case.changes],
+            }
+            for case in comparison.cases
+        ],
+    }
 
 
 def ledger_document(args: argparse.Namespace, row: GridRow, prepared: PreparedIndex) -> dict[str, Any]:
@@ -168,7 +198,8 @@ def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequenc
     best = best_row(rows)
     varied = varied_keys(rows) or [axis.key for axis in axes]
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for column in (*varied, f"recall@{k}", "MRR", "by kind", "floor", "unread", "embedded/reused", ""):
+    figures = (f"recall@{k}", "MRR", f"nDCG@{k}", "by kind", "floor", "unread", "embedded/reused", "")
+    for column in (*varied, *figures):
         table.add_column(column, justify="left" if column in ("model", "by kind", "") else "right")
     for index, row in enumerate(rows):
         kinds = " · ".join(
@@ -182,6 +213,7 @@ def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequenc
             *(printable_name(shown_value(row.config, key)) for key in varied),
             _share(row.report.recall),
             "n/a" if row.report.mrr is None else f"{row.report.mrr:.3f}",
+            "n/a" if row.report.ndcg is None else f"{row.report.ndcg:.3f}",
             Text(printable_name(kinds), style="dim"),
             "n/a" if floor is None else f"{floor:.3f}",
             _share(row.unread_share),
@@ -189,8 +221,100 @@ def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequenc
             Text("◀ best", style="bold green") if index == best else "",
         )
     console.print(table)
+    _print_characters(console, k, varied, rows)
+    console.print()
+    print_case_comparison(console, k, varied, rows)
     console.print()
     console.print(terminal_chart(k, rows))
+
+
+def _label(row: GridRow, varied: Sequence[str]) -> str:
+    """A row named by what varies, e.g. ``size=800, model=bm25``."""
+    return ", ".join(f"{key}={shown_value(row.config, key)}" for key in varied) or row.config.describe()
+
+
+def _print_characters(console: Console, k: int, varied: Sequence[str], rows: Sequence[GridRow]) -> None:
+    """Each row's character recall, precision and IoU, where some answers are spans."""
+    spans = len(rows[0].report.spans) if rows else 0
+    if not spans:
+        return
+    console.print(
+        Text(
+            f"\ncharacters of the {spans} answer(s) given as a symbol or lines, against the top {k}'s:",
+            style="bold",
+        )
+    )
+    for row in rows:
+        report = row.report
+        console.print(
+            Text(
+                printable_name(
+                    f"  {_label(row, varied)}: recall {_share(report.char_recall)}, "
+                    f"precision {_share(report.char_precision)}, IoU {_share(report.char_iou)}"
+                )
+            )
+        )
+
+
+CHANGE_MARKS = {Change.GAINED: "▲", Change.LOST: "▼", Change.SAME: "", None: ""}
+QUESTION_WIDTH = 36
+
+
+def print_case_comparison(console: Console, k: int, varied: Sequence[str], rows: Sequence[GridRow]) -> None:
+    """Which questions each configuration wins (▲) or loses (▼) against the best one, and every
+    case's rank in each configuration (``miss``: not in the top k)."""
+    comparison = compare_cases([row.report for row in rows], best_row(rows))
+    if not comparison.cases:
+        return
+    if comparison.best is None:
+        console.print(Text("per question: no configuration scored, so none is the best", style="bold"))
+        return
+    best_label = _label(rows[comparison.best], varied)
+    console.print(Text(printable_name(f"per question, against the best ({best_label}):"), style="bold"))
+    for tally in comparison.tallies:
+        gained = ", ".join(f"line {line}" for line in tally.gained)
+        lost = ", ".join(f"line {line}" for line in tally.lost)
+        console.print(
+            Text(
+                printable_name(
+                    f"  {_label(rows[tally.row], varied)}: gains {len(tally.gained)}"
+                    + (f" ({gained})" if gained else "")
+                    + f", loses {len(tally.lost)}"
+                    + (f" ({lost})" if lost else "")
+                    + f", same {tally.same}"
+                )
+            )
+        )
+    if comparison.negatives:
+        console.print(
+            Text(
+                f"  {comparison.negatives} negative case(s) have no rank to compare: see each row's floor",
+                style="dim",
+            )
+        )
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("line", justify="right")
+    table.add_column("question", max_width=QUESTION_WIDTH, no_wrap=True, overflow="ellipsis")
+    for number in range(1, len(rows) + 1):
+        mark = " ◀" if number - 1 == comparison.best else ""
+        table.add_column(f"#{number}{mark}", justify="right")
+    for case in comparison.cases:
+        cells = [
+            Text(f"{rank_label(result)} {CHANGE_MARKS[change]}".rstrip(), style=_CHANGE_STYLES[change])
+            for result, change in zip(case.results, case.changes, strict=True)
+        ]
+        table.add_row(str(case.case_line), Text(printable_name(case.results[0].case.query)), *cells)
+    console.print(table)
+    legend = "; ".join(f"#{number}: {_label(row, varied)}" for number, row in enumerate(rows, 1))
+    console.print(
+        Text(
+            printable_name(f"rank of the expected answer in the top {k}, ▲ better, ▼ worse than ◀; {legend}"),
+            style="dim",
+        )
+    )
+
+
+_CHANGE_STYLES = {Change.GAINED: "green", Change.LOST: "red", Change.SAME: "", None: ""}
 
 
 def grid_report(k: int, axes: Sequence[GridAxis], rows: Sequence[GridRow]) -> str:

@@ -131,7 +131,14 @@ def _run_eval_grid(
 
     ``events``: where the grid's events go, its report last, instead of the table or the document.
     """
-    from raglens.cli.eval_grid import grid_document, grid_report, ledger_document, print_grid, run_grid
+    from raglens.cli.eval_grid import (
+        cases_document,
+        grid_document,
+        grid_report,
+        ledger_document,
+        print_grid,
+        run_grid,
+    )
     from raglens.configuration import grid_configs, parse_grid_axis
     from raglens.grid_events import GridFinished
 
@@ -168,6 +175,7 @@ def _run_eval_grid(
                     **header,
                     "axes": {axis.key: list(axis.values) for axis in axes},
                     "grid": grid_document(args, rows),
+                    **cases_document(rows),
                 }
             )
         )

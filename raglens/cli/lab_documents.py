@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from raglens.diagnostics.char_overlap import CharOverlap
 from raglens.diagnostics.evaluation import EvalReport
 from raglens.diagnostics.probes import ProbeResult
 from raglens.diagnostics.prompt import PromptPreview
@@ -77,6 +78,18 @@ def probe_document(result: ProbeResult) -> dict[str, Any]:
     }
 
 
+def _characters_document(chars: CharOverlap) -> dict[str, Any]:
+    """One span answer's characters against the top k's, with the counts the shares come from."""
+    return {
+        "answer": chars.answer,
+        "retrieved": chars.retrieved,
+        "shared": chars.shared,
+        "recall": chars.recall,
+        "precision": chars.precision,
+        "iou": chars.iou,
+    }
+
+
 def eval_document(report: EvalReport) -> dict[str, Any]:
     """Recall@k, MRR, per kind, calibration, abstention and one row per case."""
     calibration = report.calibration
@@ -87,6 +100,13 @@ def eval_document(report: EvalReport) -> dict[str, Any]:
         "positives": len(report.positives),
         "recall_at_k": report.recall,
         "mrr": report.mrr,
+        "ndcg_at_k": report.ndcg,
+        "characters": {
+            "span_cases": len(report.spans),
+            "recall": report.char_recall,
+            "precision": report.char_precision,
+            "iou": report.char_iou,
+        },
         "kinds": [
             {
                 "kind": kind.kind,
@@ -95,6 +115,7 @@ def eval_document(report: EvalReport) -> dict[str, Any]:
                 "found": kind.found,
                 "recall_at_k": kind.recall,
                 "mrr": kind.mrr,
+                "ndcg_at_k": kind.ndcg,
                 "negatives": kind.negatives,
                 "abstain_rate": kind.abstain_rate,
             }
@@ -131,6 +152,8 @@ def eval_document(report: EvalReport) -> dict[str, Any]:
                 "refs_found": row.refs_found,
                 "recall": row.recall,
                 "reciprocal_rank": row.reciprocal_rank,
+                "ndcg": row.ndcg,
+                "characters": None if row.chars is None else _characters_document(row.chars),
                 "found": row.found,
                 "top_score": row.top_score,
                 "hits": [asdict(hit) for hit in row.hits],

@@ -85,15 +85,24 @@ def _score(value: float | None) -> str:
 def print_eval(console: Console, report: EvalReport) -> None:
     """Recall@k and MRR overall and per kind, the misses, calibration and abstention."""
     mrr = "n/a" if report.mrr is None else f"{report.mrr:.3f}"
+    ndcg = "n/a" if report.ndcg is None else f"{report.ndcg:.3f}"
     console.print(
         Text(
             f"{len(report.results)} case(s), {len(report.positives)} answerable: recall@{report.k} "
-            f"{_share(report.recall)}, MRR {mrr}",
+            f"{_share(report.recall)}, MRR {mrr}, nDCG@{report.k} {ndcg}",
             style="bold",
         )
     )
+    if report.spans:
+        console.print(
+            f"characters, over the {len(report.spans)} case(s) whose answer is a symbol or lines: "
+            f"{_share(report.char_recall)} of the answer is in the top {report.k} (recall); "
+            f"{_share(report.char_precision)} of the top {report.k} is the answer (precision); "
+            f"IoU {_share(report.char_iou)}",
+            markup=False,
+        )
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for column in ("kind", "cases", "met", f"recall@{report.k}", "MRR", "abstained"):
+    for column in ("kind", "cases", "met", f"recall@{report.k}", "MRR", f"nDCG@{report.k}", "abstained"):
         table.add_column(column, justify="left" if column == "kind" else "right")
     for kind in report.kinds:
         found = f"{kind.found}/{kind.positives}" if kind.positives else "-"
@@ -101,8 +110,15 @@ def print_eval(console: Console, report: EvalReport) -> None:
         abstained = (
             f"{kind.abstained}/{kind.negatives}" if kind.negatives and kind.abstained is not None else "-"
         )
+        ndcg_kind = f"{kind.ndcg:.3f}" if kind.ndcg is not None else "-"
         table.add_row(
-            Text(printable_name(kind.kind)), str(kind.cases), found, _share(kind.recall), mrr_kind, abstained
+            Text(printable_name(kind.kind)),
+            str(kind.cases),
+            found,
+            _share(kind.recall),
+            mrr_kind,
+            ndcg_kind,
+            abstained,
         )
     console.print(table)
     if report.misses:

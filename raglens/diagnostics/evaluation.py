@@ -12,14 +12,17 @@ over answerable cases. A kind of negatives reports its abstain rate and no MRR.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from raglens.diagnostics.char_overlap import CharOverlap, Span, char_overlap
 from raglens.diagnostics.golden import ExpectedRef, GoldenCase
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.errors import BadInputError
+from raglens.lines import LineIndex
 from raglens.printable import printable_name
 from raglens.search import full_ranks, top_k_rows
 from raglens.windows import Window
@@ -43,6 +46,9 @@ class CaseResult:
     top_score: float
     hits: tuple[RankedHit, ...]
     k: int
+    chars: CharOverlap | None = None
+    """The answer's characters against the top k's, when every expected ref is a span (a symbol or
+    a line range); None for a whole-file ref or a negative."""
 
     @property
     def rank(self) -> int | None:
@@ -78,6 +84,31 @@ class CaseResult:
         """Whether the expectation is met in full within the top k (never, for a negative)."""
         return self.recall == 1.0
 
+    @property
+    def ndcg(self) -> float | None:
+        """nDCG@k with a gain of 1 for each expected ref, where its best window ranks (None: negative).
+
+        ``any`` counts its best-ranked ref alone, as its recall does. A window that is the first to
+        answer several refs takes as many places in a row, pushing the windows below it down, so the
+        ideal (every ref in the first places) scores 1 and nothing scores more.
+        """
+        if self.case.is_negative:
+            return None
+        found = sorted(rank for rank in self.ref_ranks if rank is not None and rank <= self.k)
+        if self.case.mode == "any":
+            found, wanted = found[:1], 1
+        else:
+            wanted = len(self.ref_ranks)
+        gained, extra, previous = 0.0, 0, None
+        for rank in found:
+            if rank == previous:
+                extra += 1  # the same window again: the next place
+            place = rank + extra
+            gained += 1 / math.log2(place + 1)
+            previous = rank
+        ideal = sum(1 / math.log2(place + 1) for place in range(1, wanted + 1))
+        return gained / ideal
+
 
 @dataclass(frozen=True)
 class KindSummary:
@@ -95,6 +126,8 @@ class KindSummary:
     negatives: int = 0
     abstained: int | None = None
     """Negatives whose top score is under the floor (None: no floor to judge by)."""
+    ndcg: float | None = None
+    """The mean case nDCG@k (None: no answerable case)."""
 
     @property
     def abstain_rate(self) -> float | None:
@@ -184,6 +217,31 @@ class EvalReport:
         return _mean([r.reciprocal_rank for r in self.positives])
 
     @property
+    def ndcg(self) -> float | None:
+        """nDCG@k: the mean case nDCG over answerable questions."""
+        return _mean([r.ndcg for r in self.positives])
+
+    @property
+    def spans(self) -> list[CharOverlap]:
+        """The character overlaps of the cases whose answer is a span."""
+        return [r.chars for r in self.results if r.chars is not None]
+
+    @property
+    def char_recall(self) -> float | None:
+        """The mean share of a span answer's characters in the top k (None: no span answers)."""
+        return _mean([chars.recall for chars in self.spans])
+
+    @property
+    def char_precision(self) -> float | None:
+        """The mean share of the top k's characters that are the answer (None: no span answers)."""
+        return _mean([chars.precision for chars in self.spans])
+
+    @property
+    def char_iou(self) -> float | None:
+        """The mean intersection over union of answer and top-k characters (None: no span answers)."""
+        return _mean([chars.iou for chars in self.spans])
+
+    @property
     def misses(self) -> list[CaseResult]:
         """Answerable cases whose expectation is not met in full."""
         return [r for r in self.positives if not r.found]
@@ -221,6 +279,14 @@ def _resolve(
         if ref.path not in texts:
             problems.append(f"{where}: {printable_name(ref.path)} is not an indexed file of this corpus")
             continue
+        if ref.lines is not None:
+            span = _line_span(ref, texts[ref.path])
+            if span is None:
+                count = LineIndex(texts[ref.path]).line_count
+                problems.append(f"{where}: {printable_name(str(ref))} is outside the file ({count} lines)")
+                continue
+            resolved[ref] = (span,)
+            continue
         if ref.symbol is None:
             resolved[ref] = ()
             continue
@@ -236,6 +302,18 @@ def _resolve(
     return resolved
 
 
+def _line_span(ref: ExpectedRef, text: str) -> Definition | None:
+    """A line-range ref's characters, as the span a symbol's definition would give; None past the end."""
+    assert ref.lines is not None
+    first, last = ref.lines
+    lines = LineIndex(text)
+    if last > lines.line_count:
+        return None
+    start, end = lines.line_span(first)[0], lines.line_span(last)[1]
+    name = f"L{first}-L{last}"
+    return Definition(ref.path, name, "lines", start, end, first, last, None, "lines")
+
+
 def _matching_definitions(definitions: Sequence[Definition], symbol: str) -> tuple[Definition, ...]:
     """Definitions named ``symbol`` exactly, else the one whose dotted name ends with it."""
     exact = tuple(d for d in definitions if d.name == symbol)
@@ -246,10 +324,10 @@ def _matching_definitions(definitions: Sequence[Definition], symbol: str) -> tup
 
 
 def answers(window: Window, ref: ExpectedRef, definitions: Sequence[Definition]) -> bool:
-    """Whether ``window`` answers ``ref``: any window of the file, or one overlapping the definition."""
+    """Whether ``window`` answers ``ref``: any window of the file, or one overlapping its span."""
     if window.path != ref.path:
         return False
-    return ref.symbol is None or any(d.overlaps(window.start, window.end) for d in definitions)
+    return ref.is_whole_file or any(d.overlaps(window.start, window.end) for d in definitions)
 
 
 def evaluate_case(
@@ -267,7 +345,27 @@ def evaluate_case(
         ref_ranks.append(int(ranks[rows].min()) if rows else None)
     best = top_k_rows(scores, k)
     hits = tuple(RankedHit(windows[row].citation, float(scores[row])) for row in best)
-    return CaseResult(case, tuple(ref_ranks), float(scores.max()) if scores.size else 0.0, hits, k)
+    retrieved = [(windows[row].path, windows[row].start, windows[row].end) for row in best]
+    chars = _answer_chars(case, resolved, retrieved)
+    top = float(scores.max()) if scores.size else 0.0
+    return CaseResult(case, tuple(ref_ranks), top, hits, k, chars)
+
+
+def _answer_chars(
+    case: GoldenCase, resolved: Mapping[ExpectedRef, Sequence[Definition]], retrieved: Sequence[Span]
+) -> CharOverlap | None:
+    """The case's answer characters against the retrieved ones, when every expected ref is a span.
+
+    ``all``: the answer is every ref's span together; ``any``: the ref the top k covers best (by IoU).
+    A symbol defined more than once is every one of its definitions.
+    """
+    if case.is_negative or any(ref.is_whole_file for ref in case.expect):
+        return None
+    spans = {ref: [(d.path, d.start, d.end) for d in resolved[ref]] for ref in case.expect}
+    if case.mode == "all":
+        return char_overlap([span for ref_spans in spans.values() for span in ref_spans], retrieved)
+    overlaps = [char_overlap(ref_spans, retrieved) for ref_spans in spans.values()]
+    return max(overlaps, key=lambda overlap: overlap.iou)
 
 
 def summarise(results: Sequence[CaseResult], k: int, floor: float | None = None) -> EvalReport:
@@ -294,6 +392,7 @@ def summarise(results: Sequence[CaseResult], k: int, floor: float | None = None)
                 _mean([r.reciprocal_rank for r in positives]),
                 len(negatives),
                 None if judged_at is None else sum(r.top_score < judged_at for r in negatives),
+                ndcg=_mean([r.ndcg for r in positives]),
             )
         )
     abstention = None

@@ -1,14 +1,15 @@
 """Golden sets: questions with the files or symbols that should answer them, one JSON object a line.
 
-The format is milvus-rag's: ``q``, ``expect`` (``path`` or ``path::symbol``; ``[]`` for a question
-the corpus cannot answer), ``mode`` (``all`` or ``any``) and a free ``kind`` label; ``#`` lines and
-blank lines are allowed.
+The format is milvus-rag's: ``q``, ``expect`` (``path``, ``path::symbol`` or, raglens's own,
+``path:L12-L30``; ``[]`` for a question the corpus cannot answer), ``mode`` (``all`` or ``any``)
+and a free ``kind`` label; ``#`` lines and blank lines are allowed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,26 +23,52 @@ class GoldenFileError(BadInputError):
     """A golden file that cannot be read, or a line of it that is not a valid case."""
 
 
+_LINE_RANGE = re.compile(r"^(?P<path>.+):L(?P<first>[0-9]+)(?:-L(?P<last>[0-9]+))?$")
+"""``path:L12-L30`` or ``path:L12``, the form of every citation raglens prints."""
+
+
 @dataclass(frozen=True)
 class ExpectedRef:
-    """One expected answer: a file, or a symbol defined in it."""
+    """One expected answer: a file, a symbol defined in it, or a range of its lines."""
 
     path: str
     symbol: str | None = None
-    """A dotted name such as ``Queue.drain``; None for the whole file."""
+    """A dotted name such as ``Queue.drain``; None for the whole file or a line range."""
+    lines: tuple[int, int] | None = None
+    """The first and last 1-based line of the answer; None for the whole file or a symbol."""
 
     def __str__(self) -> str:
-        return self.path if self.symbol is None else f"{self.path}::{self.symbol}"
+        if self.symbol is not None:
+            return f"{self.path}::{self.symbol}"
+        if self.lines is not None:
+            return f"{self.path}:L{self.lines[0]}-L{self.lines[1]}"
+        return self.path
+
+    @property
+    def is_whole_file(self) -> bool:
+        """Whether any window of the file answers (no symbol or line range narrows it to a span)."""
+        return self.symbol is None and self.lines is None
 
     @classmethod
     def parse(cls, text: str) -> ExpectedRef:
+        """``path``, ``path::symbol`` or ``path:Lfirst-Llast``; ValueError for anything else."""
         path, separator, symbol = text.partition("::")
         path = path.strip().replace("\\", "/").removeprefix("./")
+        lines = None
+        if not separator and (match := _LINE_RANGE.match(path)) is not None:
+            path = match["path"]
+            first = int(match["first"])
+            last = int(match["last"]) if match["last"] is not None else first
+            if first < 1:
+                raise ValueError(f"{text!r}: lines are numbered from 1")
+            if last < first:
+                raise ValueError(f"{text!r}: the line range ends before it starts")
+            lines = (first, last)
         if not path:
             raise ValueError(f"{text!r} names no path")
         if separator and not symbol.strip():
             raise ValueError(f"{text!r} has '::' but no symbol after it")
-        return cls(path, symbol.strip() or None)
+        return cls(path, symbol.strip() or None, lines)
 
 
 @dataclass(frozen=True)
@@ -69,7 +96,9 @@ def _case_from(document: Any, line: int) -> GoldenCase:
         raise ValueError('"q" must be a non-empty string')
     expect = document.get("expect")
     if not isinstance(expect, list) or not all(isinstance(entry, str) for entry in expect):
-        raise ValueError('"expect" must be a list of "path" or "path::symbol" strings ([] for a negative)')
+        raise ValueError(
+            '"expect" must be a list of "path", "path::symbol" or "path:L12-L30" strings ([] for a negative)'
+        )
     mode = document.get("mode", "all")
     if mode not in MODES:
         raise ValueError(f'"mode" must be "all" or "any", got {mode!r}')

@@ -44,13 +44,16 @@ _FALLBACK_DEFINITION = re.compile(
 
 @dataclass(frozen=True)
 class Definition:
-    """One defined identifier: a function, class or method, and the characters its definition spans."""
+    """One defined identifier: a function, class or method, and the characters its definition spans.
+
+    A golden answer given as a line range is one too, of kind ``lines``: every answer span is.
+    """
 
     path: str
     name: str
-    """The dotted name within its file, e.g. ``Queue.drain`` for a method."""
+    """The dotted name within its file, e.g. ``Queue.drain`` for a method (``L3-L9`` for lines)."""
     kind: str
-    """``function``, ``class`` or, from the fallback, the keyword that introduced it."""
+    """``function``, ``class``, ``lines`` or, from the fallback, the keyword that introduced it."""
     start: int
     end: int
     """Offsets of the definition's first and one past its last character (decorators included)."""
@@ -58,7 +61,7 @@ class Definition:
     line_end: int
     docstring: str | None
     found_by: str
-    """``ast`` or ``fallback``."""
+    """``ast``, ``fallback`` or ``lines``."""
 
     @property
     def short_name(self) -> str:

@@ -4,6 +4,7 @@ semantics over that row's own windows; the chart, the ledger and bad input; the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -111,6 +112,59 @@ def test_every_grid_row_equals_an_independent_milvus_rag_computation(
     assert {json.loads(path.read_text())["parameters"]["size"] for path in saved} == {400, 1000}
 
 
+def case_standings(params: WindowParams, k: int) -> list[tuple[int | None, float, float]]:
+    """Each answerable case's best rank over the whole ranking, recall and reciprocal rank, written
+    out independently of raglens's evaluation."""
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    texts = corpus.texts()
+    windows = cut_corpus(corpus, params)
+    embedder = HashingEmbedder()
+    vectors = embedder.encode([w.text_in(texts[w.path]) for w in windows])
+    standings = []
+    for case in CASES:
+        if not case["expect"]:
+            continue
+        scores = vectors @ embedder.encode_query(str(case["q"]))
+        order = sorted(range(len(windows)), key=lambda row: (-float(scores[row]), row))
+        paths = [windows[row].path for row in order]
+        ranks = [paths.index(path) + 1 for path in case["expect"] if path in paths]
+        found = [rank for rank in ranks if rank <= k]
+        recall = len(found) / len(case["expect"]) if case.get("mode", "all") == "all" else float(bool(found))
+        standings.append((min(ranks, default=None), recall, 1 / min(found) if found else 0.0))
+    return standings
+
+
+def test_the_grid_tells_each_question_s_rank_in_every_row_and_what_each_row_gains_or_loses(
+    capsys: pytest.CaptureFixture[str], golden: Path
+) -> None:
+    argv = ["eval", str(SAMPLE_CORPUS), str(golden), *FAKE, "-q", "--no-cache", "-k", "3", "--json"]
+    code = main([*argv, "--grid", "size=200,400,1000", "--grid", "overlap=0"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    document = json.loads(captured.out)
+    rows, cases = document["grid"], document["cases"]
+    standings = [case_standings(WindowParams(Unit.CHARS, row["size"], 0), 3) for row in rows]
+    best = document["best"]
+    assert rows[best]["best"] and document["negatives_not_compared"] == 1
+    assert [case["line"] for case in cases] == [1, 2, 3, 4], "the negative on line 5 has no rank"
+    moved = 0
+    for number, case in enumerate(cases):
+        assert case["ranks"] == [standing[number][0] for standing in standings]
+        for row, change in enumerate(case["change"]):
+            mine, theirs = standings[row][number][1:], standings[best][number][1:]
+            expected = (
+                None if row == best else "gained" if mine > theirs else "lost" if mine < theirs else "same"
+            )
+            assert change == expected, (case, row)
+            moved += change in ("gained", "lost")
+    assert moved, "some question changes between the rows, so the comparison is exercised"
+    for tally in document["versus_best"]:
+        row = tally["row"]
+        assert tally["gained"] == [case["line"] for case in cases if case["change"][row] == "gained"]
+        assert tally["lost"] == [case["line"] for case in cases if case["change"][row] == "lost"]
+        assert tally["same"] == len(cases) - len(tally["gained"]) - len(tally["lost"])
+
+
 def test_the_human_grid_has_a_table_a_best_row_and_a_chart_and_plot_draws_an_svg(
     capsys: pytest.CaptureFixture[str], golden: Path, tmp_path: Path
 ) -> None:
@@ -120,6 +174,7 @@ def test_the_human_grid_has_a_table_a_best_row_and_a_chart_and_plot_draws_an_svg
     out = capsys.readouterr().out
     assert code == 0
     assert "◀ best" in out and "recall@8 (filled) and MRR (hollow) against size" in out
+    assert "per question, against the best" in out and "#1" in out and "#2" in out
     assert plot.read_text(encoding="utf-8").lstrip().startswith("<?xml") and "<svg" in plot.read_text(
         encoding="utf-8"
     )
@@ -188,7 +243,12 @@ def test_the_child_sends_each_configuration_started_and_scored_then_the_human_re
     document = json.loads(capsys.readouterr().out)
     for event, expected in zip(scored, document["grid"], strict=True):
         row = event.row
-        figures = {name: getattr(row, name) for name in expected if name not in ("by_kind", "best")}
+        figures = {
+            name: dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+            for name in expected
+            if name not in ("by_kind", "best")
+            for value in [getattr(row, name)]
+        }
         assert figures == {name: value for name, value in expected.items() if name in figures}
         assert {
             kind.kind: {"recall": kind.recall, "mrr": kind.mrr, "abstain_rate": kind.abstain_rate}

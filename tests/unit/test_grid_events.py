@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from raglens.errors import BadInputError
 from raglens.grid_events import (
+    CharacterFigures,
     GridEvent,
     GridFailed,
     GridFinished,
@@ -38,6 +39,8 @@ rows = st.builds(
     precision=words,
     recall=shares,
     mrr=shares,
+    ndcg=shares,
+    characters=st.builds(CharacterFigures, counts, shares, shares, shares),
     kinds=st.lists(kinds, max_size=4).map(tuple),
     suggested_floor=shares,
     separable=st.none() | st.booleans(),
@@ -63,6 +66,8 @@ A_ROW = RowFigures(
     "fp32",
     0.75,
     0.5,
+    0.61,
+    CharacterFigures(2, 0.9, 0.25, 0.24),
     (KindFigures("en", 4, 0, 0.75, 0.5, None), KindFigures("negative", 0, 2, None, None, 0.5)),
     0.41,
     True,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
+from raglens.diagnostics.evaluation import answers, evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import ExpectedRef, GoldenCase
 from raglens.errors import BadInputError
 from raglens.search import full_ranks
@@ -170,3 +172,126 @@ def test_case_recall_and_reciprocal_rank_match_an_independent_statement(
     recall, reciprocal_rank = milvus_rag_scores(expected, mode, row_scores, k)
     assert result.recall == pytest.approx(recall)
     assert result.reciprocal_rank == pytest.approx(reciprocal_rank)
+
+
+def test_ndcg_by_hand() -> None:
+    row_scores = scores(0.9, 0.3, 0.8, 0.1)  # ranks: alpha 1, b.md 2, beta 3, c.md 4
+    ideal_two = 1 + 1 / math.log2(3)
+    assert run(case(["b.md", "a.py::beta"]), row_scores, k=2).ndcg == pytest.approx(
+        (1 / math.log2(3)) / ideal_two
+    )
+    both = (1 / math.log2(3) + 1 / math.log2(4)) / ideal_two
+    assert run(case(["b.md", "a.py::beta"]), row_scores, k=3).ndcg == pytest.approx(both)
+    assert run(case(["b.md", "a.py::beta"], mode="any"), row_scores, k=3).ndcg == pytest.approx(
+        1 / math.log2(3)
+    )
+    # alpha's window answers both refs at rank 1: they take places 1 and 2, the ideal.
+    assert run(case(["a.py::alpha", "a.py:L1-L2"]), row_scores).ndcg == pytest.approx(1.0)
+    assert run(case(["c.md"]), row_scores).ndcg == 0.0
+    assert run(case([]), row_scores).ndcg is None
+
+
+SPAN_REFS = ["a.py::alpha", "a.py::beta", "a.py:L1-L2", "a.py:L2-L5", "b.md:L1-L1"]
+
+
+def ndcg_by_places(expected: list[str], mode: str, row_scores: list[float], k: int) -> float:
+    """nDCG@k stated independently: walk the top k; a window takes one place for each expected ref
+    it is the first to answer (one place when it answers none), and each such place gains 1."""
+    refs = [ExpectedRef.parse(text) for text in expected]
+    resolved = resolve_refs([case(expected)], TEXTS)
+    order = sorted(range(len(row_scores)), key=lambda row: (-row_scores[row], row))[:k]
+    answered: set[ExpectedRef] = set()
+    places: list[int] = []
+    place = 0
+    for row in order:
+        new = [ref for ref in refs if ref not in answered and answers(WINDOWS[row], ref, resolved[ref])]
+        if mode == "any":
+            new = new[:1] if not answered else []
+        place += 0 if new else 1
+        for ref in new:
+            place += 1
+            places.append(place)
+            answered.add(ref)
+    wanted = 1 if mode == "any" else len(refs)
+    ideal = sum(1 / math.log2(position + 1) for position in range(1, wanted + 1))
+    return sum(1 / math.log2(position + 1) for position in places) / ideal
+
+
+@given(
+    st.lists(st.sampled_from(["a.py", "b.md", "c.md", *SPAN_REFS]), min_size=1, max_size=4, unique=True),
+    st.sampled_from(["all", "any"]),
+    st.lists(st.floats(-1, 1, width=32), min_size=4, max_size=4),
+    st.integers(1, 4),
+)
+def test_ndcg_matches_an_independent_statement_and_never_passes_one(
+    expected: list[str], mode: str, row_scores: list[float], k: int
+) -> None:
+    result = run(case(expected, mode=mode), scores(*row_scores), k=k)
+    assert result.ndcg == pytest.approx(ndcg_by_places(expected, mode, row_scores, k))
+    assert result.ndcg is not None and 0.0 <= result.ndcg <= 1.0 + 1e-12
+
+
+def chars_by_sets(
+    expected: list[str], mode: str, row_scores: list[float], k: int
+) -> tuple[float, float, float]:
+    """Character recall, precision and IoU stated with sets of (path, offset)."""
+    resolved = resolve_refs([case(expected)], TEXTS)
+    order = sorted(range(len(row_scores)), key=lambda row: (-row_scores[row], row))[:k]
+    got = {
+        (WINDOWS[row].path, offset) for row in order for offset in range(WINDOWS[row].start, WINDOWS[row].end)
+    }
+
+    def of(refs: list[str]) -> set[tuple[str, int]]:
+        return {
+            (d.path, offset)
+            for text in refs
+            for d in resolved[ExpectedRef.parse(text)]
+            for offset in range(d.start, d.end)
+        }
+
+    def figures(answer: set[tuple[str, int]]) -> tuple[float, float, float]:
+        shared = len(answer & got)
+        return shared / len(answer), shared / len(got), shared / len(answer | got)
+
+    if mode == "all":
+        return figures(of(expected))
+    return max((figures(of([text])) for text in expected), key=lambda triple: triple[2])
+
+
+@given(
+    st.lists(st.sampled_from(SPAN_REFS), min_size=1, max_size=3, unique=True),
+    st.sampled_from(["all", "any"]),
+    st.lists(st.floats(-1, 1, width=32), min_size=4, max_size=4),
+    st.integers(1, 4),
+)
+def test_character_recall_precision_and_iou_match_sets_of_characters(
+    expected: list[str], mode: str, row_scores: list[float], k: int
+) -> None:
+    chars = run(case(expected, mode=mode), scores(*row_scores), k=k).chars
+    assert chars is not None
+    recall, precision, iou = chars_by_sets(expected, mode, row_scores, k)
+    assert (chars.recall, chars.precision, chars.iou) == pytest.approx((recall, precision, iou))
+
+
+def test_character_figures_only_for_span_answers_and_averaged_over_them() -> None:
+    row_scores = scores(0.3, 0.9, 0.8, 0.1)  # ranks: beta 1, b.md 2, alpha 3, c.md 4
+    whole_file = run(case(["a.py"]), row_scores)
+    assert whole_file.chars is None, "a whole file is no span: every window of it answers"
+    assert run(case(["a.py::beta", "b.md"]), row_scores).chars is None
+    assert run(case([]), row_scores).chars is None
+    beta = run(case(["a.py::beta"]), row_scores, k=1)
+    assert beta.chars is not None and beta.chars.recall == 1.0 and 0 < beta.chars.precision < 1
+    report = summarise([whole_file, beta], k=1)
+    assert report.char_recall == beta.chars.recall and report.char_iou == beta.chars.iou
+    assert summarise([whole_file], k=1).char_recall is None
+
+
+def test_a_line_range_answers_the_windows_it_overlaps_and_one_past_the_end_is_refused() -> None:
+    row_scores = scores(0.9, 0.3, 0.8, 0.1)
+    assert run(case(["a.py:L4-L5"]), row_scores).ref_ranks == (3,), "lines 4-5 are beta's window"
+    assert run(case(["a.py:L2-L3"]), row_scores).ref_ranks == (1,), "line 2 ends alpha's window"
+    lines = CODE.count("\n")
+    with pytest.raises(
+        BadInputError, match=rf"line 2: a.py:L5-L{lines + 1} is outside the file \({lines} lines\)"
+    ):
+        resolve_refs([case([f"a.py:L5-L{lines + 1}"], line=2)], TEXTS)

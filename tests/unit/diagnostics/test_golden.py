@@ -76,3 +76,28 @@ def test_parsing_any_json_value_raises_nothing_but_the_projects_error(value: obj
 
     with contextlib.suppress(GoldenFileError):
         parse_golden_line(json.dumps(value), 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("src/a.py:L3-L9", ExpectedRef("src/a.py", None, (3, 9))),
+        ("src/a.py:L4", ExpectedRef("src/a.py", None, (4, 4))),
+        ("./docs\\b.md:L1-L1", ExpectedRef("docs/b.md", None, (1, 1))),
+        ("notes:Lx", ExpectedRef("notes:Lx")),
+    ],
+)
+def test_a_line_range_is_written_as_raglens_cites_a_window(text: str, expected: ExpectedRef) -> None:
+    ref = ExpectedRef.parse(text)
+    assert ref == expected
+    assert ExpectedRef.parse(str(ref)) == ref
+    assert ref.is_whole_file == (ref.lines is None)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("a.py:L0-L3", "numbered from 1"), ("a.py:L9-L3", "ends before it starts")],
+)
+def test_a_line_range_that_cannot_be_is_refused_with_its_reason(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ExpectedRef.parse(text)

@@ -5,6 +5,7 @@ grid of them (``--grid``)."""
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -14,6 +15,23 @@ from raglens.precision import PRECISIONS
 from raglens.windows import Unit, WindowParams
 
 KEYS = ("unit", "size", "overlap", "model", "max_seq_length", "precision")
+
+
+BM25_MODEL = "bm25"
+"""The model name that asks for BM25 instead of an embedding model (raglens.bm25_index)."""
+BM25_NOT_IN_EXPLORER = (
+    "bm25 ranks in the headless commands for now: raglens search PATH QUERY --vs model=bm25, "
+    "or eval --grid model=all-MiniLM-L6-v2,bm25 (the x key); the explorer's runs need an embedding model"
+)
+
+
+def is_bm25(model: str | None) -> bool:
+    """Whether ``model`` names the lexical baseline rather than an embedding model."""
+    return model is not None and model.strip().lower() == BM25_MODEL
+
+
+BUNDLED_MODEL_NAMES = (DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
+"""Names of the model raglens bundles: ``model=all-MiniLM-L6-v2`` means the bundled copy, not a download."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +45,18 @@ class RetrievalConfig:
     """Tokens of a window the model reads; None: the model's own limit."""
     precision: str | None = None
     """``fp32`` or ``bf16``; None: the default, fp32."""
+
+    def __post_init__(self) -> None:
+        """The bundled model named by its name is the bundled model (it works offline); BM25 has no
+        token limit and no reduced precision: asking for one is an error, not ignored."""
+        if self.model in BUNDLED_MODEL_NAMES and not os.path.exists(self.model):
+            object.__setattr__(self, "model", None)
+        if is_bm25(self.model):
+            object.__setattr__(self, "model", BM25_MODEL)
+            if self.max_seq_length is not None:
+                raise BadInputError("bm25 has no max_seq_length: it reads every token of a window")
+            if self.precision not in (None, "fp32"):
+                raise BadInputError(f"bm25 has no {self.precision} precision: its scores are exact")
 
     def describe(self) -> str:
         """``1000/200 chars · all-MiniLM-L6-v2 · 256 tokens · fp32``, naming only what is set."""

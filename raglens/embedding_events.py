@@ -43,9 +43,13 @@ class EngineInfo:
     """The library that embeds queries (``onnxruntime``, ``sentence-transformers``)."""
     window_engine: str | None = None
     """The library that embeds windows, once it is known to differ or to have run; None if none ran."""
+    lexical: bool = False
+    """Scores are a lexical ranking's (BM25), not cosines: no fixed scale, no vectors."""
 
     def describe(self) -> str:
         """``name · precision · engine on device``, the one line every header shows."""
+        if self.lexical:
+            return f"{self.name} · lexical scores, not cosines · {self.engine}"
         engines = self.engine
         if self.window_engine is not None and self.window_engine != self.engine:
             engines = f"windows via {self.window_engine}, queries via {self.engine}"

@@ -19,7 +19,7 @@ class Hit:
     rank: int
     """1 for the best hit."""
     score: float
-    """Cosine similarity with the query, on the absolute scale -1..1."""
+    """Cosine similarity with the query, on the absolute scale -1..1 (a BM25 score in a lexical run)."""
     window: Window
     row: int
     """The window's row in the index."""
@@ -35,6 +35,16 @@ class SearchResult:
     ranked_rows: np.ndarray
     """The row of each score: every row once the index is complete, those embedded before that."""
     window_count: int
+    cosine: bool = True
+    """Scores are cosines on the absolute scale -1..1; False for a lexical ranking's (BM25), which
+    have no fixed scale and are drawn against the top score."""
+
+    def bar_fraction(self, score: float) -> float:
+        """How full a score's bar is: the cosine itself, or a lexical score over the top one."""
+        if self.cosine:
+            return score
+        top = float(self.scores.max()) if self.scores.size else 0.0
+        return score / top if top > 0 else 0.0
 
     @property
     def ranked_count(self) -> int:
@@ -75,12 +85,24 @@ def rank(index: IndexSnapshot, query_vector: np.ndarray, k: int) -> SearchResult
     # query would cost more than the product itself (1.5 GB at a million windows).
     every_score = index.dot(query_vector.astype(np.float32, copy=False))
     scores = every_score if index.is_complete else every_score[rows]
+    return _ranked(scores, rows, index.windows, k, cosine=True)
+
+
+def rank_all(scores: np.ndarray, windows: Sequence[Window], k: int, *, cosine: bool) -> SearchResult:
+    """The ``k`` best of ``scores``, one per window of ``windows`` in corpus order."""
+    return _ranked(scores, np.arange(len(windows)), windows, k, cosine=cosine)
+
+
+def _ranked(
+    scores: np.ndarray, rows: np.ndarray, windows: Sequence[Window], k: int, *, cosine: bool
+) -> SearchResult:
+    """The top ``k`` of ``scores``, the score of each of ``rows``."""
     best = top_k_rows(scores, k)
     hits = tuple(
-        Hit(rank=position + 1, score=float(scores[best_row]), window=index.windows[row], row=int(row))
+        Hit(rank=position + 1, score=float(scores[best_row]), window=windows[row], row=int(row))
         for position, (best_row, row) in enumerate(zip(best, rows[best], strict=True))
     )
-    return SearchResult(hits, scores, rows, index.window_count)
+    return SearchResult(hits, scores, rows, len(windows), cosine)
 
 
 def full_ranks(scores: np.ndarray) -> np.ndarray:

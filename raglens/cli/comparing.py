@@ -19,7 +19,6 @@ from raglens.configuration import RetrievalConfig, parse_vs
 from raglens.diagnostics.golden import ExpectedRef
 from raglens.diagnostics.symbols import Definition
 from raglens.display import similarity_bar
-from raglens.pipeline import search_index
 from raglens.printable import printable_name
 from raglens.run import EngineSettings
 from raglens.search import SearchResult
@@ -57,8 +56,8 @@ def rank_versus(
     """Index A's corpus as B (with A's engine settings), rank the query, and follow every hit across."""
     narrator.say(f"configuration B: {b.describe()}")
     prepared = prepare_index(b, settings, a_prepared.corpus, narrator, stderr)
-    result = search_index(prepared.index, prepared.embedder, args.query, args.k)
-    a_windows, b_windows = a_prepared.index.windows, prepared.index.windows
+    result = prepared.retriever.search(args.query, args.k)
+    a_windows, b_windows = a_prepared.retriever.windows, prepared.retriever.windows
     comparison = compare(a_result, a_windows, result, b_windows, args.k)
     moves = expected_moves(a_result, a_windows, result, b_windows, expected) if expected else ()
     return Versus(b, prepared, result, comparison, moves)
@@ -96,7 +95,8 @@ def versus_document(args: argparse.Namespace, versus: Versus, a_hits: list[dict[
 def print_versus(
     console: Console, args: argparse.Namespace, a: RetrievalConfig, a_result: SearchResult, versus: Versus
 ) -> None:
-    """A and B side by side: each hit's score on the same 0-1 scale, citation and movement."""
+    """A and B side by side: each hit's score (cosines on the same 0-1 scale; BM25's against its top
+    score, as they have no fixed scale), citation and movement."""
     k = args.k
     console.print()
     console.print(Text(f"A  {a.describe()}", style="bold"))
@@ -109,14 +109,15 @@ def print_versus(
     rows = max(len(a_result.hits), len(versus.result.hits))
     for index in range(rows):
         cells: list[Text | str] = [str(index + 1)]
-        for hits, movements, side in (
-            (a_result.hits, versus.comparison.a, "a"),
-            (versus.result.hits, versus.comparison.b, "b"),
+        for result, movements, side in (
+            (a_result, versus.comparison.a, "a"),
+            (versus.result, versus.comparison.b, "b"),
         ):
+            hits = result.hits
             if index < len(hits):
                 hit = hits[index]
                 score = Text(f"{hit.score:.3f} ", style="bold cyan")
-                score.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
+                score.append(similarity_bar(result.bar_fraction(hit.score), BAR_WIDTH), style="cyan")
                 cells += [
                     score,
                     Text(printable_name(hit.window.citation), style="green"),

@@ -19,19 +19,20 @@ from raglens.cli.lab_documents import eval_document
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import PreparedIndex, prepare_index, read_corpus_named
 from raglens.cli.settings import engine_settings
-from raglens.configuration import GridAxis, RetrievalConfig
+from raglens.configuration import GridAxis, RetrievalConfig, is_bm25
 from raglens.corpus import Corpus
 from raglens.diagnostics.case_comparison import Change, compare_cases, rank_label
 from raglens.diagnostics.coverage import measure_coverage
 from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import GoldenCase
-from raglens.diagnostics.grid import GridRow, best_row, chart_series, shown_value, varied_keys
+from raglens.diagnostics.grid import GridRow, best_row, chart_series, row_label, shown_value, varied_keys
 from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.fingerprint import max_seq_length_of, model_folder
 from raglens.grid_events import GridEvent, GridRowDone, GridStarted, RowFigures, encode
 from raglens.printable import printable_name
 from raglens.run import EngineSettings
 from raglens.tokens import TokenCounter
+from raglens.windows import Window
 
 
 def _counter(config: RetrievalConfig) -> TokenCounter | None:
@@ -41,6 +42,15 @@ def _counter(config: RetrievalConfig) -> TokenCounter | None:
         return None
     limit = config.max_seq_length if config.max_seq_length is not None else max_seq_length_of(folder)
     return TokenCounter(folder, config.model or DEFAULT_MODEL_NAME, limit)
+
+
+def _unread_share(config: RetrievalConfig, texts: dict[str, str], windows: Sequence[Window]) -> float | None:
+    """The share of the corpus no window's score reads: none for BM25, which reads every token;
+    for a model, measured with its tokenizer (None without one)."""
+    if is_bm25(config.model):
+        return 0.0
+    counter = _counter(config)
+    return measure_coverage(texts, windows, counter).unread_share if counter is not None else None
 
 
 def evaluate_config(
@@ -56,13 +66,12 @@ def evaluate_config(
     prepared = prepare_index(config, settings, corpus, narrator, stderr)
     texts = prepared.corpus.texts()
     resolved = resolve_refs(cases, texts)
-    index, embedder = prepared.index, prepared.embedder
+    retriever = prepared.retriever
     results = [
-        evaluate_case(case, index.dot(embedder.encode_query(case.query)), index.windows, resolved, args.k)
+        evaluate_case(case, retriever.scores(case.query), retriever.windows, resolved, args.k)
         for case in cases
     ]
-    counter = _counter(config)
-    unread = measure_coverage(texts, index.windows, counter).unread_share if counter is not None else None
+    unread = _unread_share(config, texts, retriever.windows)
     engine = prepared.engine
     row = GridRow(
         config,
@@ -184,7 +193,7 @@ def ledger_document(args: argparse.Namespace, row: GridRow, prepared: PreparedIn
     return {
         "parameters": parameters_document(row.config.params, args.max_file_bytes),
         "model": model_document(prepared.engine),
-        "window_count": prepared.index.window_count,
+        "window_count": prepared.retriever.window_count,
         **eval_document(row.report),
     }
 
@@ -228,11 +237,6 @@ def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequenc
     console.print(terminal_chart(k, rows))
 
 
-def _label(row: GridRow, varied: Sequence[str]) -> str:
-    """A row named by what varies, e.g. ``size=800, model=bm25``."""
-    return ", ".join(f"{key}={shown_value(row.config, key)}" for key in varied) or row.config.describe()
-
-
 def _print_characters(console: Console, k: int, varied: Sequence[str], rows: Sequence[GridRow]) -> None:
     """Each row's character recall, precision and IoU, where some answers are spans."""
     spans = len(rows[0].report.spans) if rows else 0
@@ -249,7 +253,7 @@ def _print_characters(console: Console, k: int, varied: Sequence[str], rows: Seq
         console.print(
             Text(
                 printable_name(
-                    f"  {_label(row, varied)}: recall {_share(report.char_recall)}, "
+                    f"  {row_label(row, varied)}: recall {_share(report.char_recall)}, "
                     f"precision {_share(report.char_precision)}, IoU {_share(report.char_iou)}"
                 )
             )
@@ -269,7 +273,7 @@ def print_case_comparison(console: Console, k: int, varied: Sequence[str], rows:
     if comparison.best is None:
         console.print(Text("per question: no configuration scored, so none is the best", style="bold"))
         return
-    best_label = _label(rows[comparison.best], varied)
+    best_label = row_label(rows[comparison.best], varied)
     console.print(Text(printable_name(f"per question, against the best ({best_label}):"), style="bold"))
     for tally in comparison.tallies:
         gained = ", ".join(f"line {line}" for line in tally.gained)
@@ -277,7 +281,7 @@ def print_case_comparison(console: Console, k: int, varied: Sequence[str], rows:
         console.print(
             Text(
                 printable_name(
-                    f"  {_label(rows[tally.row], varied)}: gains {len(tally.gained)}"
+                    f"  {row_label(rows[tally.row], varied)}: gains {len(tally.gained)}"
                     + (f" ({gained})" if gained else "")
                     + f", loses {len(tally.lost)}"
                     + (f" ({lost})" if lost else "")
@@ -305,7 +309,7 @@ def print_case_comparison(console: Console, k: int, varied: Sequence[str], rows:
         ]
         table.add_row(str(case.case_line), Text(printable_name(case.results[0].case.query)), *cells)
     console.print(table)
-    legend = "; ".join(f"#{number}: {_label(row, varied)}" for number, row in enumerate(rows, 1))
+    legend = "; ".join(f"#{number}: {row_label(row, varied)}" for number, row in enumerate(rows, 1))
     console.print(
         Text(
             printable_name(f"rank of the expected answer in the top {k}, ▲ better, ▼ worse than ◀; {legend}"),

@@ -90,10 +90,10 @@ def _run_eval(
         prepared = prepare_index(config, settings, corpus, narrator, stderr)
         texts = prepared.corpus.texts()
         resolved = resolve_refs(cases, texts)
-        embedder, index = prepared.embedder, prepared.index
+        retriever = prepared.retriever
         narrator.say(f"evaluating {len(cases)} case(s) at k={args.k}")
         results = [
-            evaluate_case(case, index.dot(embedder.encode_query(case.query)), index.windows, resolved, args.k)
+            evaluate_case(case, retriever.scores(case.query), retriever.windows, resolved, args.k)
             for case in cases
         ]
     report = summarise(results, args.k, args.floor)
@@ -104,7 +104,7 @@ def _run_eval(
         "golden": str(Path(args.golden).resolve()),
         "parameters": parameters_document(params, args.max_file_bytes),
         "model": model_document(prepared.engine),
-        "window_count": index.window_count,
+        "window_count": retriever.window_count,
         **eval_document(report),
     }
     if save_folder is not None:

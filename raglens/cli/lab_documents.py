@@ -13,16 +13,20 @@ from raglens.diagnostics.query_report import QueryDiagnostics
 from raglens.diagnostics.score_profile import BIN_COUNT, BIN_FLOOR, BIN_WIDTH
 
 
-def diagnostics_document(diagnostics: QueryDiagnostics) -> dict[str, Any]:
-    """Score distribution, noise floor, straddles and (for an identifier) where it literally is."""
+def diagnostics_document(diagnostics: QueryDiagnostics, *, cosine: bool = True) -> dict[str, Any]:
+    """Score distribution, noise floor, straddles and (for an identifier) where it literally is.
+
+    Not ``cosine`` (BM25): the histogram's bins are cosines, so there is none, and no noise floor.
+    """
     profile = diagnostics.profile
     noise = diagnostics.noise
     identifier = diagnostics.identifier
     return {
         "scores": {
+            "scale": "cosine" if cosine else "bm25",
             "ranked": profile.ranked_count,
-            "bins": {"floor": BIN_FLOOR, "width": BIN_WIDTH, "count": BIN_COUNT},
-            "histogram": list(profile.counts),
+            "bins": {"floor": BIN_FLOOR, "width": BIN_WIDTH, "count": BIN_COUNT} if cosine else None,
+            "histogram": list(profile.counts) if cosine else None,
             "top": profile.top_score,
             "kth": profile.kth_score,
             "next": profile.next_score,

@@ -22,26 +22,33 @@ from raglens.printable import printable, printable_name
 from raglens.search import Hit
 
 
-def diagnostics_renderable(diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> RenderableType:
-    """The score distribution with its marks, the noise floor, straddles and the identifier view."""
+def diagnostics_renderable(
+    diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int, *, cosine: bool = True
+) -> RenderableType:
+    """The score distribution with its marks, the noise floor, straddles and the identifier view.
+
+    Not ``cosine`` (BM25): no histogram on the cosine scale and no noise floor, only the spread.
+    """
     low, high = SCALE_LABELS
     indent = " " * (len(low) + 1)
-    parts: list[RenderableType] = [
-        Text.assemble(
-            ("scores ", "bold"),
-            (f"{low} ", "dim"),
-            (distribution_line(diagnostics.profile), "cyan"),
-            (f" {high}", "dim"),
-        ),
-        Text.assemble(
-            "       ",
-            indent,
-            (marker_line(diagnostics.profile, diagnostics.noise), "magenta"),
-            ("  ~ noise  k k-th hit  ▲ top", "dim"),
-        ),
-        Text(describe_profile(diagnostics.profile, k), style="dim"),
-        Text(describe_noise(diagnostics.noise, hits), style="dim"),
-    ]
+    parts: list[RenderableType] = [Text(describe_profile(diagnostics.profile, k), style="dim")]
+    if cosine:
+        parts = [
+            Text.assemble(
+                ("scores ", "bold"),
+                (f"{low} ", "dim"),
+                (distribution_line(diagnostics.profile), "cyan"),
+                (f" {high}", "dim"),
+            ),
+            Text.assemble(
+                "       ",
+                indent,
+                (marker_line(diagnostics.profile, diagnostics.noise), "magenta"),
+                ("  ~ noise  k k-th hit  ▲ top", "dim"),
+            ),
+            Text(describe_profile(diagnostics.profile, k), style="dim"),
+            Text(describe_noise(diagnostics.noise, hits), style="dim"),
+        ]
     for straddle in diagnostics.straddles:
         parts.append(Text(printable("straddle: " + straddle.describe()), style="yellow"))
     for expected in diagnostics.expected:

@@ -403,12 +403,15 @@ def explorer_config_from(arguments: Sequence[str]) -> AppConfig:
 def explorer_config(args: argparse.Namespace) -> AppConfig:
     """What the explorer starts with, from ``raglens PATH …``; bad values fail before the screen opens."""
     from raglens.cli.settings import engine_settings, retrieval_config, top_k
+    from raglens.configuration import BM25_NOT_IN_EXPLORER, is_bm25
     from raglens.ui.app_config import AppConfig
 
     k = top_k(args)
     params = _window_params(args)
     CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
     retrieval = retrieval_config(args, params)
+    if is_bm25(retrieval.model):
+        raise BadInputError(BM25_NOT_IN_EXPLORER)
     logs = log_folder()
     return AppConfig(
         path=args.path,

@@ -15,7 +15,6 @@ from raglens.cli.searching import engine_header, prepare_index, read_corpus_name
 from raglens.cli.settings import engine_settings, retrieval_config, top_k
 from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
 from raglens.errors import BadInputError
-from raglens.search import SearchResult, rank
 from raglens.windows import WindowParams
 
 
@@ -30,15 +29,11 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
         corpus = read_corpus_named(args, narrator)
         prepared = prepare_index(config, settings, corpus, narrator, stderr)
-        embedder, index, engine = prepared.embedder, prepared.index, prepared.engine
-
-        def ranked(query: str, k: int) -> SearchResult:
-            return rank(index, embedder.encode_query(query), k)
-
+        retriever, engine = prepared.retriever, prepared.engine
         narrator.say("running the probes")
         texts = prepared.corpus.texts()
-        plan = plan_probes(texts, index.windows)
-        context = ProbeContext(texts, index.windows, ranked, args.k, engine.name, plan)
+        plan = plan_probes(texts, retriever.windows)
+        context = ProbeContext(texts, retriever.windows, retriever.search, args.k, engine.name, plan)
         results = run_probes(context, args.probes)
     if json_mode:
         print(
@@ -48,7 +43,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
                     "k": args.k,
                     "parameters": parameters_document(params, args.max_file_bytes),
                     "model": model_document(engine),
-                    "window_count": index.window_count,
+                    "window_count": retriever.window_count,
                     "probes": [probe_document(result) for result in results],
                 }
             )

@@ -41,7 +41,7 @@ def hits_renderable(
         line = Text()
         line.append(f"{hit.rank:>3}  ", style="bold")
         line.append(f"{hit.score:.3f} ", style="bold cyan")
-        line.append(similarity_bar(hit.score), style="cyan")
+        line.append(similarity_bar(result.bar_fraction(hit.score)), style="cyan")
         line.append("  ")
         line.append(printable_name(hit.window.citation), style="green")
         if corpus.changed_on_disk(hit.window.path):
@@ -77,8 +77,16 @@ def print_search(
     console.print(search_header(query, k, params, engine, result, len(corpus.files)))
     console.print()
     console.print(hits_renderable(result, corpus, max_lines, diagnostics))
+    if not result.cosine:
+        console.print(
+            Text(
+                "BM25 scores have no fixed scale: bars are drawn against the top score; the score "
+                "histogram and the noise floor, which read cosines, do not apply",
+                style="dim",
+            )
+        )
     if diagnostics is not None:
-        console.print(diagnostics_renderable(diagnostics, result.hits, k))
+        console.print(diagnostics_renderable(diagnostics, result.hits, k, cosine=result.cosine))
 
 
 def coverage_summary(coverage: CorpusCoverage) -> Text:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from raglens.bm25_index import BM25_ENGINE, BM25Index
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import dump, search_document
 from raglens.cli.lab_documents import diagnostics_document, prompt_document
@@ -18,25 +19,25 @@ from raglens.cli.lab_render import print_prompt
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
 from raglens.cli.settings import engine_settings, retrieval_config, top_k
-from raglens.configuration import RetrievalConfig
+from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.corpus import Corpus, CorpusOptions
 from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.evaluation import resolve_expected
 from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
-from raglens.embedding import Embedder, runs_on_cpu
+from raglens.embedding import runs_on_cpu
 from raglens.embedding_events import EngineInfo
 from raglens.engine import Engines
 from raglens.fingerprint import check_max_seq_length
-from raglens.index import IndexSnapshot
-from raglens.pipeline import build_index, read_corpus, search_index
-from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
+from raglens.pipeline import build_index, read_corpus
+from raglens.pipeline_steps import PipelineStep, WindowsCut, WindowsEmbedded
 from raglens.precision import precision_note, read_cpu_features
+from raglens.retrieval import DenseRetriever
 from raglens.run import EngineSettings
 from raglens.search import SearchResult
 from raglens.vector_cache import ModelCache, VectorCache
-from raglens.windows import WindowParams
+from raglens.windows import WindowParams, cut_corpus
 
 
 @contextlib.contextmanager
@@ -61,19 +62,21 @@ class CacheUse:
 
 @dataclass(frozen=True)
 class PreparedIndex:
-    """A corpus read, its windows embedded (or taken from the cache), and the engines to ask."""
+    """A corpus read and one configuration's retriever over its windows: an embedding model's
+    index (its windows embedded or taken from the cache), or BM25's."""
 
     corpus: Corpus
-    engines: Engines
+    retriever: DenseRetriever | BM25Index
     engine: EngineInfo
-    """What computed the vectors: named in every header, status line and JSON document."""
-    index: IndexSnapshot
+    """What computed the scores: named in every header, status line and JSON document."""
     cache_use: CacheUse
+    engines: Engines | None = None
+    """The model's engines; None for BM25, which has no model."""
 
     @property
-    def embedder(self) -> Embedder:
-        """The engine queries go through: the ONNX export when there is one (no torch)."""
-        return self.engines.for_queries()
+    def dense(self) -> DenseRetriever | None:
+        """The embedding model's index and query engine; None for a lexical configuration."""
+        return self.retriever if isinstance(self.retriever, DenseRetriever) else None
 
 
 def read_corpus_named(args: argparse.Namespace, narrator: Narrator) -> Corpus:
@@ -94,6 +97,12 @@ def prepare_index(
     the model choice the explorer's embedding process makes (``EngineSettings.choice``) and the same
     cache (``ModelCache.for_model``).
     """
+    if is_bm25(config.model):
+        windows = cut_corpus(corpus, config.params)
+        narrator(WindowsCut(len(windows), config.params))
+        lexical = BM25Index(windows, corpus.texts())
+        narrator.say(f"model {BM25_ENGINE.describe()}: reads every token")
+        return PreparedIndex(corpus, lexical, BM25_ENGINE, CacheUse(None, 0, 0))
     choice = settings.choice(config)
     check_max_seq_length(config.model, choice.max_seq_length)
     note = precision_note(choice.precision, runs_on_cpu(choice.device), read_cpu_features())
@@ -122,7 +131,8 @@ def prepare_index(
         if cache is not None:
             _print_warnings(cache, stderr)
         use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
-    return PreparedIndex(corpus, engines, info, index.snapshot(), use)
+    retriever = DenseRetriever(index.snapshot(), engines.for_queries())
+    return PreparedIndex(corpus, retriever, info, use, engines)
 
 
 def engine_header(engine: EngineInfo) -> str:
@@ -164,13 +174,15 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         # What --expect names must be in the corpus: checked before any model loads.
         expected = resolve_expected(args.expect, corpus.texts()) if args.expect else None
         prepared = prepare_index(a, settings, corpus, narrator, stderr)
-        embedder, index, cache_use = prepared.embedder, prepared.index, prepared.cache_use
-        result = search_index(index, embedder, args.query, args.k)
-        noise = measure_noise_floor(index, embedder.encode_query)
+        retriever, dense, cache_use = prepared.retriever, prepared.dense, prepared.cache_use
+        result = retriever.search(args.query, args.k)
+        # BM25's scores have no fixed scale: no off-topic band to measure them against.
+        noise = measure_noise_floor(dense.index, dense.embedder.encode_query) if dense is not None else None
         texts = corpus.texts()
-        diagnostics = diagnose_query(args.query, result, args.k, texts, index.windows, noise, expected)
+        diagnostics = diagnose_query(args.query, result, args.k, texts, retriever.windows, noise, expected)
         prompt = prompt_preview(args, args.query, result, texts) if args.prompt else None
-        prepared.engines.export_if_wanted()
+        if prepared.engines is not None:
+            prepared.engines.export_if_wanted()
         versus = None
         if b is not None:
             versus = rank_versus(args, b, settings, prepared, result, expected, narrator, stderr)
@@ -189,7 +201,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             "from_cache": cache_use.from_cache,
             "embedded": cache_use.embedded,
         }
-        document["diagnostics"] = diagnostics_document(diagnostics)
+        document["diagnostics"] = diagnostics_document(diagnostics, cosine=result.cosine)
         for hit, match in zip(document["hits"], diagnostics.lexical, strict=True):
             hit["lexical"] = {"quotes_query": match.quotes_query, "identifiers": list(match.identifiers)}
             hit["above_noise"] = diagnostics.above_noise(hit["score"])

@@ -25,13 +25,13 @@ def top_k(args: argparse.Namespace) -> int:
 
 def retrieval_config(args: argparse.Namespace, params: WindowParams) -> RetrievalConfig:
     """Configuration A, as the flags ask for it; a token limit the model cannot read fails here."""
-    max_seq_length = getattr(args, "max_seq_length", None)
-    if max_seq_length is not None:
+    config = RetrievalConfig(params, args.model, getattr(args, "max_seq_length", None), args.precision)
+    if config.max_seq_length is not None:
         # Only then: the check imports numpy, ~50 ms before the explorer's process could start.
         from raglens.fingerprint import check_max_seq_length
 
-        check_max_seq_length(args.model, max_seq_length)
-    return RetrievalConfig(params, args.model, max_seq_length, args.precision)
+        check_max_seq_length(config.model, config.max_seq_length)
+    return config
 
 
 def engine_settings(args: argparse.Namespace, log_path: str | None = None) -> EngineSettings:

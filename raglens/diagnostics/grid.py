@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from raglens.configuration import RetrievalConfig
 from raglens.diagnostics.evaluation import EvalReport
+from raglens.embedding_events import DEFAULT_MODEL_NAME
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,18 @@ def _value(config: RetrievalConfig, key: str) -> object:
 
 
 def shown_value(config: RetrievalConfig, key: str) -> str:
-    """``key``'s value as a label; ``default`` where the configuration leaves it to the model."""
+    """``key``'s value as a label; ``default`` where the configuration leaves it to the model (the
+    bundled model's name for the model)."""
     value = _value(config, key)
-    return "default" if value is None else str(value)
+    if value is None:
+        return DEFAULT_MODEL_NAME if key == "model" else "default"
+    return str(value)
+
+
+def row_label(row: GridRow, varied: Sequence[str], separator: str = ", ") -> str:
+    """A row named by what varies between the rows, e.g. ``size=800, model=bm25``."""
+    parts = [f"{key}={shown_value(row.config, key)}" for key in varied]
+    return separator.join(parts) or row.config.describe()
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,9 @@ class Series:
     x: tuple[str, ...]
     recall: tuple[float | None, ...]
     mrr: tuple[float | None, ...]
+    ndcg: tuple[float | None, ...] = ()
+    rows: tuple[int, ...] = ()
+    """The index of each point's row among the grid's rows."""
 
 
 def chart_series(rows: Sequence[GridRow]) -> tuple[str, list[Series]]:
@@ -72,16 +85,18 @@ def chart_series(rows: Sequence[GridRow]) -> tuple[str, list[Series]]:
     """
     varied = varied_keys(rows)
     x_key = next((key for key in varied if key != "model"), varied[0] if varied else "size")
-    groups: dict[str, list[GridRow]] = {}
-    for row in rows:
+    groups: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
         label = ", ".join(f"{key}={shown_value(row.config, key)}" for key in varied if key != x_key)
-        groups.setdefault(label or "all", []).append(row)
+        groups.setdefault(label or "all", []).append(index)
     series = [
         Series(
             label,
-            tuple(shown_value(row.config, x_key) for row in group),
-            tuple(row.report.recall for row in group),
-            tuple(row.report.mrr for row in group),
+            tuple(shown_value(rows[index].config, x_key) for index in group),
+            tuple(rows[index].report.recall for index in group),
+            tuple(rows[index].report.mrr for index in group),
+            tuple(rows[index].report.ndcg for index in group),
+            tuple(group),
         )
         for label, group in groups.items()
     ]

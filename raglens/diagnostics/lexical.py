@@ -113,6 +113,8 @@ class IdentifierReport:
     identifier: str
     occurrences: tuple[Occurrence, ...]
     windows: tuple[WindowWithIdentifier, ...]
+    ranking: str = "dense"
+    """Which ranking the ranks are of: ``dense``, or ``BM25`` in a lexical run."""
 
     @property
     def ranks(self) -> list[int]:
@@ -130,7 +132,8 @@ class IdentifierReport:
         shown = ", ".join(str(r) for r in ranks[:RANKS_SHOWN]) or "none yet (not embedded)"
         if len(ranks) > RANKS_SHOWN:
             shown += f", … {len(ranks) - RANKS_SHOWN} more, the last at {ranks[-1]}"
-        return f"{self.identifier}: {where}; present in {len(self.windows)} window(s); dense ranks {shown}"
+        present = f"present in {len(self.windows)} window(s)"
+        return f"{self.identifier}: {where}; {present}; {self.ranking} ranks {shown}"
 
 
 def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurrence]:
@@ -165,4 +168,5 @@ def identifier_report(
         for row, row_rank in zip(rows, ranks_of(result, rows), strict=True)
     ]
     holding.sort(key=lambda entry: (entry.rank is None, entry.rank or 0))
-    return IdentifierReport(identifier, tuple(occurrences), tuple(holding))
+    ranking = "dense" if result.cosine else "BM25"
+    return IdentifierReport(identifier, tuple(occurrences), tuple(holding), ranking)

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raglens.cli import searching
 from raglens.cli.main import main
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import SentenceTransformerEmbedder
 from raglens.engine import Engines
 from raglens.pipeline import build_index
+from raglens.retrieval import DenseRetriever
 from raglens.windows import WindowParams
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS, MakeTree
 
@@ -319,13 +319,13 @@ def test_a_file_rewritten_while_indexing_marks_its_hits(
     capsys: pytest.CaptureFixture[str], make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = make_tree({"a.md": "alpha beta gamma\n", "b.md": "delta epsilon\n"})
-    real_search = searching.search_index
+    real_search = DenseRetriever.search
 
     def rewrite_then_search(*args, **kwargs):  # type: ignore[no-untyped-def]
         (root / "a.md").write_text("rewritten while raglens was indexing\n", encoding="utf-8")
         return real_search(*args, **kwargs)
 
-    monkeypatch.setattr(searching, "search_index", rewrite_then_search)
+    monkeypatch.setattr(DenseRetriever, "search", rewrite_then_search)
     argv = ["search", str(root), "alpha", "-q", "--embedder-factory", "tests.fakes:HashingEmbedder"]
     code, out, err = run_main(capsys, *argv, "--json")
     assert code == 0, err

@@ -116,6 +116,10 @@ async def test_a_b_the_same_as_a_or_impossible_is_refused_in_the_form() -> None:
         await pilot.press("enter")
         await wait_until(pilot, lambda: "the same as A" in str(error.render()), "B = A refused")
         assert app.main.b is None and isinstance(app.screen, VersusScreen)
+        app.screen.query_one("#versus-model", Input).value = "bm25"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "headless commands" in str(error.render()), "bm25 refused")
+        assert app.main.b is None and isinstance(app.screen, VersusScreen)
 
 
 async def test_stop_comparing_ends_b_and_its_process() -> None:

@@ -1,0 +1,94 @@
+"""BM25 over the same windows: the lexical baseline every dense configuration is measured against.
+
+``model=bm25`` works wherever a model name does in the headless commands. Its scores are BM25's
+(Lucene's variant, bm25s's default: k1 1.5, b 0.75), not cosines: they have no fixed scale, so they
+are drawn against the query's own top score, and the instruments that read an absolute cosine
+(noise floor, score histogram) say they do not apply.
+
+Tokens are what code search needs: every run of letters, digits and ``_`` is lower-cased and split
+on ``_`` and camelCase (``drainPendingJobs`` → ``drain``, ``pending``, ``jobs``); a compound
+identifier is kept whole beside its parts, so an exact identifier in a query scores its own rare
+token. No stop words are removed and no stemming is done.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from raglens.configuration import BM25_MODEL
+from raglens.embedding_events import EngineInfo
+from raglens.search import SearchResult, rank_all
+from raglens.windows import Window
+
+_WORD = re.compile(r"\w+")
+
+
+def _camel_parts(word: str) -> list[str]:
+    """``drainPendingJobs`` → ``drain``, ``Pending``, ``Jobs``; ``HTTPServer`` → ``HTTP``, ``Server``."""
+    parts, start = [], 0
+    for position in range(1, len(word)):
+        before, here = word[position - 1], word[position]
+        after = word[position + 1] if position + 1 < len(word) else ""
+        lower_to_upper = (before.islower() or before.isdigit()) and here.isupper()
+        acronym_end = before.isupper() and here.isupper() and after.islower()
+        if lower_to_upper or acronym_end:
+            parts.append(word[start:position])
+            start = position
+    parts.append(word[start:])
+    return parts
+
+
+def identifier_tokens(text: str) -> list[str]:
+    """The BM25 tokens of ``text``: words split on ``_`` and camelCase, lower-cased, compounds kept too."""
+    tokens: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        parts = [part.lower() for chunk in word.split("_") if chunk for part in _camel_parts(chunk)]
+        tokens.extend(parts)
+        whole = word.strip("_").lower()
+        if len(parts) > 1 and whole:
+            tokens.append(whole)
+    return tokens
+
+
+class BM25Index:
+    """BM25 scores of every window of a corpus for any query; built in one pass, no model."""
+
+    def __init__(self, windows: Sequence[Window], texts: Mapping[str, str]) -> None:
+        import bm25s  # only a lexical run pays for the import
+
+        self.windows = list(windows)
+        self._bm25 = bm25s.BM25()
+        documents = [identifier_tokens(window.text_in(texts[window.path])) for window in self.windows]
+        if self.windows:
+            self._bm25.index(documents, show_progress=False)
+
+    @property
+    def window_count(self) -> int:
+        return len(self.windows)
+
+    def scores(self, query: str) -> np.ndarray:
+        """The BM25 score of every window for ``query``, in corpus order (0 for no shared token)."""
+        if not self.windows:
+            return np.zeros(0, dtype=np.float32)
+        scores: np.ndarray = np.asarray(self._bm25.get_scores(identifier_tokens(query)), dtype=np.float32)
+        return scores
+
+    def search(self, query: str, k: int) -> SearchResult:
+        """The ``k`` best windows for ``query`` by BM25 score, equal scores in corpus order."""
+        return rank_all(self.scores(query), self.windows, k, cosine=False)
+
+
+BM25_ENGINE = EngineInfo(
+    name=BM25_MODEL,
+    dimension=0,
+    max_seq_length=None,
+    device="cpu",
+    precision="fp32",
+    engine="bm25s",
+    lexical=True,
+)
+"""What a BM25 run names in headers and documents: its scores are float32 and nothing approximates them."""

@@ -71,14 +71,18 @@ class BM25Index:
         return len(self.windows)
 
     def scores(self, query: str) -> np.ndarray:
-        """The BM25 score of every window for ``query``, in corpus order (0 for no shared token)."""
-        if not self.windows:
-            return np.zeros(0, dtype=np.float32)
-        scores: np.ndarray = np.asarray(self._bm25.get_scores(identifier_tokens(query)), dtype=np.float32)
-        return scores
+        """The BM25 score of every window for ``query``, in corpus order; -inf for a window that
+        shares no token with it, which BM25 does not retrieve at all (a query of no tokens: none)."""
+        tokens = identifier_tokens(query)
+        if not self.windows or not tokens:
+            return np.full(len(self.windows), -np.inf, dtype=np.float32)
+        scores = np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
+        retrieved: np.ndarray = np.where(scores > 0, scores, np.float32(-np.inf))
+        return retrieved
 
     def search(self, query: str, k: int) -> SearchResult:
-        """The ``k`` best windows for ``query`` by BM25 score, equal scores in corpus order."""
+        """The ``k`` best windows for ``query`` by BM25 score, equal scores in corpus order; only
+        windows that share a token with it are ranked, so there may be fewer than ``k``."""
         return rank_all(self.scores(query), self.windows, k, cosine=False)
 
 

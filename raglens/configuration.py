@@ -137,7 +137,12 @@ def config_from_fields(base: RetrievalConfig, fields: Mapping[str, str]) -> Retr
             raise BadInputError(f"unknown key {key!r} (keys: {', '.join(KEYS)})")
     config = base
     if "model" in fields:
-        config = replace(config, model=parse_model(fields["model"]))
+        model = parse_model(fields["model"])
+        if is_bm25(model):
+            # What BM25 cannot have is not inherited from the base; given in the same fields, it is refused.
+            config = replace(config, model=model, max_seq_length=None, precision=None)
+        else:
+            config = replace(config, model=model)
     if "precision" in fields:
         config = replace(config, precision=parse_precision(fields["precision"]))
     if "max_seq_length" in fields:
@@ -274,9 +279,12 @@ def grid_configs(base: RetrievalConfig, axes: Sequence[GridAxis]) -> list[Retrie
     configs = []
     for combination in itertools.product(*(axis.values for axis in axes)):
         fields = dict(zip(keys, combination, strict=True))
+        named = ",".join(f"{key}={quote_value(value)}" for key, value in fields.items())
         try:
-            configs.append(config_from_fields(base, fields))
+            config = config_from_fields(base, fields)
         except BadInputError as error:
-            named = ",".join(f"{key}={quote_value(value)}" for key, value in fields.items())
             raise BadInputError(f"--grid {named}: {error}") from None
+        if config in configs:
+            raise BadInputError(f"--grid {named}: the same configuration as another combination")
+        configs.append(config)
     return configs

@@ -14,6 +14,7 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
+from raglens.configuration import is_bm25
 from raglens.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class RowFigures:
     """The model's name as its engine reports it."""
     model_argument: str | None
     """The model the configuration asked for; None is the bundled default."""
+    score_scale: str
+    """``cosine``, or ``bm25`` for the lexical baseline, whose scores and floor have no fixed scale."""
     max_seq_length: int | None
     """The token limit the model ran with."""
     precision: str
@@ -81,6 +84,7 @@ class RowFigures:
             overlap=params.overlap,
             model=row.model_name,
             model_argument=row.config.model,
+            score_scale="bm25" if is_bm25(row.config.model) else "cosine",
             max_seq_length=row.max_seq_length,
             precision=row.precision,
             recall=report.recall,

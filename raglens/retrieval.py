@@ -28,7 +28,7 @@ class Retriever(Protocol):
     def window_count(self) -> int: ...
 
     def scores(self, query: str) -> np.ndarray:
-        """The score of every window for ``query``, in corpus order."""
+        """The score of every window for ``query``, in corpus order; -inf for one not retrieved."""
         ...
 
     def search(self, query: str, k: int) -> SearchResult:

@@ -89,8 +89,10 @@ def rank(index: IndexSnapshot, query_vector: np.ndarray, k: int) -> SearchResult
 
 
 def rank_all(scores: np.ndarray, windows: Sequence[Window], k: int, *, cosine: bool) -> SearchResult:
-    """The ``k`` best of ``scores``, one per window of ``windows`` in corpus order."""
-    return _ranked(scores, np.arange(len(windows)), windows, k, cosine=cosine)
+    """The ``k`` best of ``scores``, one per window of ``windows`` in corpus order; a window scored
+    -inf is not retrieved at all (BM25's for a window sharing no token with the query)."""
+    rows = np.flatnonzero(np.isfinite(scores))
+    return _ranked(scores[rows], rows, windows, k, cosine=cosine)
 
 
 def _ranked(

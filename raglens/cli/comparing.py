@@ -135,5 +135,9 @@ def print_versus(
             style="dim",
         )
     )
+    if not (a_result.cosine and versus.result.cosine):
+        console.print(
+            Text("BM25's bars are drawn against its top score: its scores are not cosines", style="dim")
+        )
     for move in versus.expected:
         console.print(Text(move.describe(), style="bold"))

@@ -41,6 +41,7 @@ def model_document(engine: EngineInfo) -> dict[str, Any]:
         "exact": is_exact(engine.precision),
         "engine": engine.engine,
         "window_engine": engine.window_engine,
+        "lexical": engine.lexical,
     }
 
 

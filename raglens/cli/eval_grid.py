@@ -75,7 +75,8 @@ def evaluate_config(
     engine = prepared.engine
     row = GridRow(
         config,
-        summarise(results, args.k, args.floor),
+        # --floor is a cosine: it means nothing on BM25's scale, whose rows judge at their own suggestion.
+        summarise(results, args.k, None if is_bm25(config.model) else args.floor),
         engine.name,
         engine.max_seq_length,
         engine.precision,
@@ -141,6 +142,7 @@ def grid_document(args: argparse.Namespace, rows: Sequence[GridRow]) -> list[dic
             "overlap": row.config.params.overlap,
             "model": row.model_name,
             "model_argument": row.config.model,
+            "score_scale": RowFigures.of(row).score_scale,
             "max_seq_length": row.max_seq_length,
             "precision": row.precision,
             "recall": row.report.recall,
@@ -224,7 +226,7 @@ def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequenc
             "n/a" if row.report.mrr is None else f"{row.report.mrr:.3f}",
             "n/a" if row.report.ndcg is None else f"{row.report.ndcg:.3f}",
             Text(printable_name(kinds), style="dim"),
-            "n/a" if floor is None else f"{floor:.3f}",
+            "n/a" if floor is None else f"{floor:.3f}" + (" bm25" if is_bm25(row.config.model) else ""),
             _share(row.unread_share),
             f"{row.embedded}/{row.from_cache}",
             Text("◀ best", style="bold green") if index == best else "",

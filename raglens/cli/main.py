@@ -219,7 +219,10 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         return parser
     _add_corpus_arguments(parser)
     if command == "search":
-        parser.description = "Print the top-k windows of PATH for QUERY, ranked by cosine similarity."
+        parser.description = (
+            "Print the top-k windows of PATH for QUERY, ranked by cosine similarity "
+            "(or by BM25: --model bm25)."
+        )
         parser.add_argument("query", metavar="QUERY", type=_text, help="the question to search for")
         parser.add_argument(
             "--prompt",
@@ -429,6 +432,7 @@ def _run_files(args: argparse.Namespace) -> int:
     from raglens.cli.consoles import console_for
     from raglens.cli.documents import dump, files_document
     from raglens.cli.render import print_files
+    from raglens.configuration import is_bm25
     from raglens.diagnostics.coverage import measure_coverage, token_counter_for
     from raglens.windows import cut_corpus
 
@@ -438,13 +442,18 @@ def _run_files(args: argparse.Namespace) -> int:
     counts = {source.path: 0 for source in corpus.files}
     for window in windows:
         counts[window.path] += 1
-    counter = token_counter_for(args.model)
+    from raglens.cli.settings import retrieval_config
+
+    model = retrieval_config(args, params).model  # the bundled model by its name is the bundled one
+    counter = None if is_bm25(model) else token_counter_for(model)
     coverage = None
-    if counter is None:
-        stderr = console_for(stderr=True)
-        stderr.print(
-            f"raglens: note: no tokenizer of {args.model} here; coverage is not measured", markup=False
+    if is_bm25(model):
+        console_for(stderr=True).print(
+            "raglens: note: bm25 reads every token of a window; no coverage to measure", markup=False
         )
+    elif counter is None:
+        stderr = console_for(stderr=True)
+        stderr.print(f"raglens: note: no tokenizer of {model} here; coverage is not measured", markup=False)
     else:
         coverage = measure_coverage(corpus.texts(), windows, counter)
     if args.json:

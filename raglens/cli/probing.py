@@ -13,6 +13,7 @@ from raglens.cli.lab_render import print_probes
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import engine_header, prepare_index, read_corpus_named, stdout_kept_for_data
 from raglens.cli.settings import engine_settings, retrieval_config, top_k
+from raglens.configuration import is_bm25
 from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
 from raglens.errors import BadInputError
 from raglens.windows import WindowParams
@@ -25,6 +26,11 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
         raise BadInputError(f"--probe number {blank[0]} is empty; give it a question")
     top_k(args)
     config, settings = retrieval_config(args, params), engine_settings(args)
+    if is_bm25(config.model):
+        raise BadInputError(
+            "probe tests an embedding model's failures against its noise floor, which BM25 has not; "
+            "compare BM25 with search --vs model=bm25 or eval --grid model=all-MiniLM-L6-v2,bm25"
+        )
     json_mode = bool(args.json)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
         corpus = read_corpus_named(args, narrator)

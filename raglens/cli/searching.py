@@ -180,7 +180,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         noise = measure_noise_floor(dense.index, dense.embedder.encode_query) if dense is not None else None
         texts = corpus.texts()
         diagnostics = diagnose_query(args.query, result, args.k, texts, retriever.windows, noise, expected)
-        prompt = prompt_preview(args, args.query, result, texts) if args.prompt else None
+        prompt = prompt_preview(a, args.query, result, texts) if args.prompt else None
         if prepared.engines is not None:
             prepared.engines.export_if_wanted()
         versus = None
@@ -231,9 +231,10 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
 
 
 def prompt_preview(
-    args: argparse.Namespace, query: str, result: SearchResult, texts: dict[str, str]
+    config: RetrievalConfig, query: str, result: SearchResult, texts: dict[str, str]
 ) -> PromptPreview:
-    """The prompt an LLM would get for ``query``, counted with the model's tokenizer where it is here."""
+    """The prompt an LLM would get for ``query``, counted with the model's tokenizer where it is here;
+    BM25 has no tokenizer of a model, so its count is left out."""
     text = assemble_prompt(query, result.hits, texts)
-    counter = token_counter_for(args.model)
+    counter = None if is_bm25(config.model) else token_counter_for(config.model)
     return PromptPreview(text, counter.count(text) if counter else None, len(result.hits))

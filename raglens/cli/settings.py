@@ -25,7 +25,8 @@ def top_k(args: argparse.Namespace) -> int:
 
 def retrieval_config(args: argparse.Namespace, params: WindowParams) -> RetrievalConfig:
     """Configuration A, as the flags ask for it; a token limit the model cannot read fails here."""
-    config = RetrievalConfig(params, args.model, getattr(args, "max_seq_length", None), args.precision)
+    max_seq_length, precision = getattr(args, "max_seq_length", None), getattr(args, "precision", None)
+    config = RetrievalConfig(params, args.model, max_seq_length, precision)
     if config.max_seq_length is not None:
         # Only then: the check imports numpy, ~50 ms before the explorer's process could start.
         from raglens.fingerprint import check_max_seq_length

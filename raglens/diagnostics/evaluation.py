@@ -89,8 +89,9 @@ class CaseResult:
         """nDCG@k with a gain of 1 for each expected ref, where its best window ranks (None: negative).
 
         ``any`` counts its best-ranked ref alone, as its recall does. A window that is the first to
-        answer several refs takes as many places in a row, pushing the windows below it down, so the
-        ideal (every ref in the first places) scores 1 and nothing scores more.
+        answer several refs takes as many places in a row, pushing the windows below it down; places
+        past k gain nothing. The ideal is the usual one, every ref in the first places up to k, so a
+        top k that holds as many refs as fit scores 1 and nothing scores more.
         """
         if self.case.is_negative:
             return None
@@ -104,9 +105,10 @@ class CaseResult:
             if rank == previous:
                 extra += 1  # the same window again: the next place
             place = rank + extra
-            gained += 1 / math.log2(place + 1)
+            if place <= self.k:
+                gained += 1 / math.log2(place + 1)
             previous = rank
-        ideal = sum(1 / math.log2(place + 1) for place in range(1, wanted + 1))
+        ideal = sum(1 / math.log2(place + 1) for place in range(1, min(wanted, self.k) + 1))
         return gained / ideal
 
 
@@ -337,17 +339,26 @@ def evaluate_case(
     resolved: Mapping[ExpectedRef, Sequence[Definition]],
     k: int,
 ) -> CaseResult:
-    """How ``case`` fares when its query scored ``scores`` (one per window, in corpus order)."""
+    """How ``case`` fares when its query scored ``scores`` (one per window, in corpus order).
+
+    A window scored -inf was not retrieved (BM25's, sharing no token with the query): it has no rank
+    and is never among the hits.
+    """
     ranks = full_ranks(scores)
+    retrieved_rows = np.isfinite(scores)
     ref_ranks = []
     for ref in case.expect:
-        rows = [row for row, window in enumerate(windows) if answers(window, ref, resolved[ref])]
+        rows = [
+            row
+            for row, window in enumerate(windows)
+            if retrieved_rows[row] and answers(window, ref, resolved[ref])
+        ]
         ref_ranks.append(int(ranks[rows].min()) if rows else None)
-    best = top_k_rows(scores, k)
+    best = [row for row in top_k_rows(scores, k) if retrieved_rows[row]] if scores.size else []
     hits = tuple(RankedHit(windows[row].citation, float(scores[row])) for row in best)
     retrieved = [(windows[row].path, windows[row].start, windows[row].end) for row in best]
     chars = _answer_chars(case, resolved, retrieved)
-    top = float(scores.max()) if scores.size else 0.0
+    top = float(scores[retrieved_rows].max()) if retrieved_rows.any() else 0.0
     return CaseResult(case, tuple(ref_ranks), top, hits, k, chars)
 
 

@@ -116,3 +116,22 @@ def test_a_bm25_setting_that_means_nothing_is_one_clear_line(
 def test_the_explorer_says_where_bm25_works_instead_of_failing_to_load_a_model() -> None:
     with pytest.raises(BadInputError, match="bm25 ranks in the headless commands"):
         explorer_config_from([str(SAMPLE_CORPUS), "--model", "bm25"])
+
+
+def test_probe_says_bm25_has_no_noise_floor_to_probe_against(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["probe", str(SAMPLE_CORPUS), "--model", "bm25", "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 2 and "BM25 has not" in err and err.count("\n") == 1, err
+
+
+def test_bm25_takes_no_token_limit_or_precision_from_a_and_a_grid_runs_no_configuration_twice(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from raglens.configuration import RetrievalConfig, grid_configs, parse_grid_axis, parse_vs
+
+    a = RetrievalConfig(WindowParams(), None, 128, "bf16")
+    assert parse_vs("model=bm25", a) == RetrievalConfig(WindowParams(), "bm25")
+    with pytest.raises(BadInputError, match="bm25 has no max_seq_length"):
+        parse_vs("model=bm25,max_seq_length=64", a)
+    with pytest.raises(BadInputError, match="the same configuration as another"):
+        grid_configs(a, [parse_grid_axis("model=bm25,BM25")])

@@ -66,7 +66,7 @@ words = st.sampled_from(["job", "queue", "retry", "lease", "backoff", "worker", 
 )
 def test_scores_match_lucene_bm25_written_out(documents: list[list[str]], query: list[str]) -> None:
     scores = index_of([" ".join(document) for document in documents]).scores(" ".join(query))
-    expected = lucene_bm25(documents, query)
+    expected = [score if score > 0 else -math.inf for score in lucene_bm25(documents, query)]
     np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-6)
 
 
@@ -80,9 +80,24 @@ def test_an_exact_identifier_ranks_the_window_that_defines_it_first_and_ties_kee
         ]
     )
     result = index.search("compute_backoff_delay", 4)
-    assert result.hits[0].row == 1 and not result.cosine
-    assert [hit.row for hit in result.hits[2:]] == [2, 3] and result.hits[2].score == 0.0
+    assert [hit.row for hit in result.hits] == [1, 0] and not result.cosine
+    assert result.ranked_count == 2, "a window sharing no token with the query is not retrieved"
     assert result.bar_fraction(result.hits[0].score) == 1.0
+    assert index.search("?! ::", 4).hits == (), "a query of no tokens retrieves nothing"
+    assert index.search("lighthouse", 4).hits == ()
+
+
+def test_an_answer_bm25_does_not_retrieve_has_no_rank_though_k_windows_are_not_filled() -> None:
+    from raglens.diagnostics.evaluation import evaluate_case, resolve_refs
+    from raglens.diagnostics.golden import ExpectedRef, GoldenCase
+
+    texts = ["retry the job", "lease the worker", "nothing here"]
+    index = index_of(texts)
+    golden = GoldenCase(1, "retry", (ExpectedRef("f2.txt"),))
+    resolved = resolve_refs([golden], {f"f{row}.txt": text for row, text in enumerate(texts)})
+    result = evaluate_case(golden, index.scores("retry"), index.windows, resolved, 3)
+    assert result.ref_ranks == (None,) and result.recall == 0.0 and result.ndcg == 0.0
+    assert [hit.citation for hit in result.hits] == ["f0.txt:L1-L1"]
 
 
 def test_bm25_settings_that_mean_nothing_are_refused_and_names_are_normalised() -> None:

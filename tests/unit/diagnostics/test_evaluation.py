@@ -189,6 +189,9 @@ def test_ndcg_by_hand() -> None:
     assert run(case(["a.py::alpha", "a.py:L1-L2"]), row_scores).ndcg == pytest.approx(1.0)
     assert run(case(["c.md"]), row_scores).ndcg == 0.0
     assert run(case([]), row_scores).ndcg is None
+    # Four refs, and the top 3 holds three of them in its first places: as good as k=3 allows.
+    four = case(["a.py::alpha", "a.py::beta", "b.md", "c.md"])
+    assert run(four, scores(0.9, 0.8, 0.7, 0.6), k=3).ndcg == pytest.approx(1.0)
 
 
 SPAN_REFS = ["a.py::alpha", "a.py::beta", "a.py:L1-L2", "a.py:L2-L5", "b.md:L1-L1"]
@@ -196,7 +199,8 @@ SPAN_REFS = ["a.py::alpha", "a.py::beta", "a.py:L1-L2", "a.py:L2-L5", "b.md:L1-L
 
 def ndcg_by_places(expected: list[str], mode: str, row_scores: list[float], k: int) -> float:
     """nDCG@k stated independently: walk the top k; a window takes one place for each expected ref
-    it is the first to answer (one place when it answers none), and each such place gains 1."""
+    it is the first to answer (one place when it answers none), and each such place up to k gains 1;
+    the ideal is min(refs, k) gains in the first places."""
     refs = [ExpectedRef.parse(text) for text in expected]
     resolved = resolve_refs([case(expected)], TEXTS)
     order = sorted(range(len(row_scores)), key=lambda row: (-row_scores[row], row))[:k]
@@ -212,9 +216,9 @@ def ndcg_by_places(expected: list[str], mode: str, row_scores: list[float], k: i
             place += 1
             places.append(place)
             answered.add(ref)
-    wanted = 1 if mode == "any" else len(refs)
+    wanted = min(1 if mode == "any" else len(refs), k)
     ideal = sum(1 / math.log2(position + 1) for position in range(1, wanted + 1))
-    return sum(1 / math.log2(position + 1) for position in places) / ideal
+    return sum(1 / math.log2(position + 1) for position in places if position <= k) / ideal
 
 
 @given(

@@ -59,7 +59,12 @@ def diagnostics_document(diagnostics: QueryDiagnostics, *, cosine: bool = True) 
             "identifier": identifier.identifier,
             "occurrences": [{"path": o.path, "line": o.line} for o in identifier.occurrences],
             "windows": [
-                {"citation": entry.window.citation, "rank": entry.rank, "score": entry.score}
+                {
+                    "citation": entry.window.citation,
+                    "rank": entry.rank,
+                    "score": entry.score,
+                    "bm25_rank": entry.bm25_rank,
+                }
                 for entry in identifier.windows
             ],
             "summary": identifier.describe(),

@@ -23,6 +23,7 @@ from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.corpus import Corpus, CorpusOptions
 from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.evaluation import resolve_expected
+from raglens.diagnostics.lexical import query_identifier
 from raglens.diagnostics.noise_floor import measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
@@ -179,7 +180,13 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         # BM25's scores have no fixed scale: no off-topic band to measure them against.
         noise = measure_noise_floor(dense.index, dense.embedder.encode_query) if dense is not None else None
         texts = corpus.texts()
-        diagnostics = diagnose_query(args.query, result, args.k, texts, retriever.windows, noise, expected)
+        # An identifier query: where BM25 ranks the windows that hold it, beside where the model does.
+        bm25 = None
+        if dense is not None and query_identifier(args.query) is not None:
+            bm25 = BM25Index(retriever.windows, texts).search(args.query, max(1, retriever.window_count))
+        diagnostics = diagnose_query(
+            args.query, result, args.k, texts, retriever.windows, noise, expected, bm25
+        )
         prompt = prompt_preview(a, args.query, result, texts) if args.prompt else None
         if prepared.engines is not None:
             prepared.engines.export_if_wanted()

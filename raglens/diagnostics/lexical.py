@@ -104,6 +104,8 @@ class WindowWithIdentifier:
     rank: int | None
     """None while the window is not embedded yet."""
     score: float | None
+    bm25_rank: int | None = None
+    """Its rank by BM25 for the same query, when that was asked (None: not asked, or not retrieved)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,8 @@ class IdentifierReport:
     windows: tuple[WindowWithIdentifier, ...]
     ranking: str = "dense"
     """Which ranking the ranks are of: ``dense``, or ``BM25`` in a lexical run."""
+    beside_bm25: bool = False
+    """Each window's BM25 rank was asked for too, to show beside the dense one."""
 
     @property
     def ranks(self) -> list[int]:
@@ -133,7 +137,14 @@ class IdentifierReport:
         if len(ranks) > RANKS_SHOWN:
             shown += f", … {len(ranks) - RANKS_SHOWN} more, the last at {ranks[-1]}"
         present = f"present in {len(self.windows)} window(s)"
-        return f"{self.identifier}: {where}; {present}; {self.ranking} ranks {shown}"
+        described = f"{self.identifier}: {where}; {present}; {self.ranking} ranks {shown}"
+        if self.beside_bm25:
+            lexical = sorted(entry.bm25_rank for entry in self.windows if entry.bm25_rank is not None)
+            bm25 = ", ".join(str(r) for r in lexical[:RANKS_SHOWN])
+            if len(lexical) > RANKS_SHOWN:
+                bm25 += f", … {len(lexical) - RANKS_SHOWN} more, the last at {lexical[-1]}"
+            described += f"; BM25 ranks {bm25 or 'none'}"
+        return described
 
 
 def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurrence]:
@@ -151,9 +162,14 @@ def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurren
 
 
 def identifier_report(
-    identifier: str, texts: Mapping[str, str], windows: Sequence[Window], result: SearchResult
+    identifier: str,
+    texts: Mapping[str, str],
+    windows: Sequence[Window],
+    result: SearchResult,
+    bm25: SearchResult | None = None,
 ) -> IdentifierReport:
-    """Where ``identifier`` occurs and the dense rank of every window holding one occurrence whole."""
+    """Where ``identifier`` occurs and the dense rank of every window holding one occurrence whole;
+    with ``bm25`` (BM25's full ranking of the same windows), each one's BM25 rank beside it."""
     occurrences = find_occurrences(texts, identifier)
     spans: dict[str, list[tuple[int, int]]] = {}
     for occurrence in occurrences:
@@ -163,10 +179,11 @@ def identifier_report(
         for row, window in enumerate(windows)
         if any(window.start <= start and end <= window.end for start, end in spans.get(window.path, ()))
     ]
+    lexical_ranks = ranks_of(bm25, rows) if bm25 is not None else [None] * len(rows)
     holding = [
-        WindowWithIdentifier(row, windows[row], row_rank, score_of(result, row))
-        for row, row_rank in zip(rows, ranks_of(result, rows), strict=True)
+        WindowWithIdentifier(row, windows[row], row_rank, score_of(result, row), lexical_rank)
+        for row, row_rank, lexical_rank in zip(rows, ranks_of(result, rows), lexical_ranks, strict=True)
     ]
     holding.sort(key=lambda entry: (entry.rank is None, entry.rank or 0))
     ranking = "dense" if result.cosine else "BM25"
-    return IdentifierReport(identifier, tuple(occurrences), tuple(holding), ranking)
+    return IdentifierReport(identifier, tuple(occurrences), tuple(holding), ranking, bm25 is not None)

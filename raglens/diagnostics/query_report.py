@@ -63,6 +63,7 @@ def diagnose_query(
     windows: Sequence[Window],
     noise: NoiseFloor | None,
     expected: Mapping[ExpectedRef, Sequence[Definition]] | None = None,
+    bm25: SearchResult | None = None,
 ) -> QueryDiagnostics:
     """Run every per-query instrument on ``result``, the ranking of ``query``.
 
@@ -70,7 +71,7 @@ def diagnose_query(
     """
     lexical = tuple(lexical_match(query, hit.window.text_in(texts[hit.window.path])) for hit in result.hits)
     name = query_identifier(query)
-    identifier = None if name is None else identifier_report(name, texts, windows, result)
+    identifier = None if name is None else identifier_report(name, texts, windows, result, bm25)
     # Two neighbouring windows that both score like an off-topic question are no answer split in two.
     straddles = tuple(
         straddle

@@ -135,3 +135,22 @@ def test_bm25_takes_no_token_limit_or_precision_from_a_and_a_grid_runs_no_config
         parse_vs("model=bm25,max_seq_length=64", a)
     with pytest.raises(BadInputError, match="the same configuration as another"):
         grid_configs(a, [parse_grid_axis("model=bm25,BM25")])
+
+
+def test_an_identifier_query_shows_each_holding_window_s_bm25_rank_beside_its_dense_rank(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    document = run_json(capsys, "search", str(SAMPLE_CORPUS), IDENTIFIER, *FAKE)
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    texts = corpus.texts()
+    windows = cut_corpus(corpus, WindowParams())
+    scores = lucene_bm25(
+        [identifier_tokens(w.text_in(texts[w.path])) for w in windows], identifier_tokens(IDENTIFIER)
+    )
+    order = [
+        row for row in sorted(range(len(windows)), key=lambda row: (-scores[row], row)) if scores[row] > 0
+    ]
+    bm25_rank = {windows[row].citation: rank for rank, row in enumerate(order, 1)}
+    holding = document["diagnostics"]["identifier"]["windows"]
+    assert holding and all(entry["bm25_rank"] == bm25_rank[entry["citation"]] for entry in holding)
+    assert "; BM25 ranks " in document["diagnostics"]["identifier"]["summary"]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class KindFigures:
-    """One kind of golden case in a row: recall and MRR over its answerable cases, abstain rate over
+    """One kind of golden case in a row: recall, MRR and nDCG over its answerable cases, abstain rate over
     its negatives (None where there is nothing to measure)."""
 
     kind: str
@@ -32,6 +32,7 @@ class KindFigures:
     recall: float | None
     mrr: float | None
     abstain_rate: float | None
+    ndcg: float | None
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,13 @@ class RowFigures:
             ),
             kinds=tuple(
                 KindFigures(
-                    kind.kind, kind.positives, kind.negatives, kind.recall, kind.mrr, kind.abstain_rate
+                    kind.kind,
+                    kind.positives,
+                    kind.negatives,
+                    kind.recall,
+                    kind.mrr,
+                    kind.abstain_rate,
+                    kind.ndcg,
                 )
                 for kind in report.kinds
             ),

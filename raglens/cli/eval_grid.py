@@ -150,7 +150,12 @@ def grid_document(args: argparse.Namespace, rows: Sequence[GridRow]) -> list[dic
             "ndcg": row.report.ndcg,
             "characters": dataclasses.asdict(RowFigures.of(row).characters),
             "by_kind": {
-                kind.kind: {"recall": kind.recall, "mrr": kind.mrr, "abstain_rate": kind.abstain_rate}
+                kind.kind: {
+                    "recall": kind.recall,
+                    "mrr": kind.mrr,
+                    "ndcg": kind.ndcg,
+                    "abstain_rate": kind.abstain_rate,
+                }
                 for kind in row.report.kinds
             },
             "suggested_floor": row.report.calibration.suggested_floor,

@@ -251,7 +251,12 @@ def test_the_child_sends_each_configuration_started_and_scored_then_the_human_re
         }
         assert figures == {name: value for name, value in expected.items() if name in figures}
         assert {
-            kind.kind: {"recall": kind.recall, "mrr": kind.mrr, "abstain_rate": kind.abstain_rate}
+            kind.kind: {
+                "recall": kind.recall,
+                "mrr": kind.mrr,
+                "ndcg": kind.ndcg,
+                "abstain_rate": kind.abstain_rate,
+            }
             for kind in row.kinds
         } == expected["by_kind"]
     assert main(arguments) == 0

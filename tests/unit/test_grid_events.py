@@ -26,7 +26,7 @@ from raglens.grid_events import (
 counts = st.integers(min_value=0, max_value=10**12)
 shares = st.none() | st.floats(allow_nan=False, allow_infinity=False)
 words = st.text(max_size=40)
-kinds = st.builds(KindFigures, words, counts, counts, shares, shares, shares)
+kinds = st.builds(KindFigures, words, counts, counts, shares, shares, shares, shares)
 rows = st.builds(
     RowFigures,
     config=words,
@@ -70,7 +70,7 @@ A_ROW = RowFigures(
     0.5,
     0.61,
     CharacterFigures(2, 0.9, 0.25, 0.24),
-    (KindFigures("en", 4, 0, 0.75, 0.5, None), KindFigures("negative", 0, 2, None, None, 0.5)),
+    (KindFigures("en", 4, 0, 0.75, 0.5, None, 0.6), KindFigures("negative", 0, 2, None, None, 0.5, None)),
     0.41,
     True,
     0.02,

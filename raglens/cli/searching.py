@@ -34,7 +34,7 @@ from raglens.fingerprint import check_max_seq_length
 from raglens.pipeline import build_index, read_corpus
 from raglens.pipeline_steps import PipelineStep, WindowsCut, WindowsEmbedded
 from raglens.precision import precision_note, read_cpu_features
-from raglens.retrieval import DenseRetriever
+from raglens.retrieval import DenseRetriever, Retriever
 from raglens.run import EngineSettings
 from raglens.search import SearchResult
 from raglens.vector_cache import ModelCache, VectorCache
@@ -67,7 +67,7 @@ class PreparedIndex:
     index (its windows embedded or taken from the cache), or BM25's."""
 
     corpus: Corpus
-    retriever: DenseRetriever | BM25Index
+    retriever: Retriever
     engine: EngineInfo
     """What computed the scores: named in every header, status line and JSON document."""
     cache_use: CacheUse
@@ -92,7 +92,8 @@ def prepare_index(
     narrator: Narrator,
     stderr: Console,
 ) -> PreparedIndex:
-    """Open the engines ``config``'s model needs (none for cached windows) and fill its index.
+    """Open the engines ``config``'s model needs (none for cached windows) and fill its index; for
+    BM25, index its windows by their tokens (no model and no cache).
 
     Every headless configuration comes through here, A, ``--vs``'s B and each row of a grid, with
     the model choice the explorer's embedding process makes (``EngineSettings.choice``) and the same

@@ -135,10 +135,25 @@ class GridRowDone:
 
 
 @dataclass(frozen=True)
+class GridCase:
+    """One answerable golden case across the grid's rows, as the explorer offers it to open."""
+
+    line: int
+    """Its line in the golden file."""
+    query: str
+    expect: tuple[str, ...]
+    """Its expected refs as the golden file writes them."""
+    cells: tuple[str, ...]
+    """Its rank in each row as the per-question table shows it (``3 ▲``, ``miss ▼``, ``1``)."""
+
+
+@dataclass(frozen=True)
 class GridFinished:
-    """Every configuration was evaluated: the table and the chart, as the human output prints them."""
+    """Every configuration was evaluated: the table and the chart, as the human output prints them,
+    and each answerable case with its ranks, for the explorer to open with its answer pinned."""
 
     report: str
+    cases: tuple[GridCase, ...] = ()
 
 
 @dataclass(frozen=True)

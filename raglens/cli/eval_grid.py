@@ -23,12 +23,12 @@ from raglens.configuration import GridAxis, RetrievalConfig, is_bm25
 from raglens.corpus import Corpus
 from raglens.diagnostics.case_comparison import Change, compare_cases, rank_label
 from raglens.diagnostics.coverage import measure_coverage
-from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
+from raglens.diagnostics.evaluation import CaseResult, evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import GoldenCase
 from raglens.diagnostics.grid import GridRow, best_row, chart_series, row_label, shown_value, varied_keys
 from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.fingerprint import max_seq_length_of, model_folder
-from raglens.grid_events import GridEvent, GridRowDone, GridStarted, RowFigures, encode
+from raglens.grid_events import GridCase, GridEvent, GridRowDone, GridStarted, RowFigures, encode
 from raglens.printable import printable_name
 from raglens.run import EngineSettings
 from raglens.tokens import TokenCounter
@@ -268,6 +268,29 @@ def _print_characters(console: Console, k: int, varied: Sequence[str], rows: Seq
 
 
 CHANGE_MARKS = {Change.GAINED: "▲", Change.LOST: "▼", Change.SAME: "", None: ""}
+
+
+def case_cell(result: CaseResult, change: Change | None) -> str:
+    """A case's rank in one row as the per-question table shows it: ``3 ▲``, ``miss ▼``, ``1``."""
+    return f"{rank_label(result)} {CHANGE_MARKS[change]}".rstrip()
+
+
+def grid_cases(rows: Sequence[GridRow]) -> tuple[GridCase, ...]:
+    """Every answerable case with its rank in each row, for the explorer to open."""
+    comparison = compare_cases([row.report for row in rows], best_row(rows))
+    return tuple(
+        GridCase(
+            case.case_line,
+            case.results[0].case.query,
+            tuple(str(ref) for ref in case.results[0].case.expect),
+            tuple(
+                case_cell(result, change) for result, change in zip(case.results, case.changes, strict=True)
+            ),
+        )
+        for case in comparison.cases
+    )
+
+
 QUESTION_WIDTH = 36
 
 
@@ -311,7 +334,7 @@ def print_case_comparison(console: Console, k: int, varied: Sequence[str], rows:
         table.add_column(f"#{number}{mark}", justify="right")
     for case in comparison.cases:
         cells = [
-            Text(f"{rank_label(result)} {CHANGE_MARKS[change]}".rstrip(), style=_CHANGE_STYLES[change])
+            Text(case_cell(result, change), style=_CHANGE_STYLES[change])
             for result, change in zip(case.results, case.changes, strict=True)
         ]
         table.add_row(str(case.case_line), Text(printable_name(case.results[0].case.query)), *cells)

@@ -133,6 +133,7 @@ def _run_eval_grid(
     """
     from raglens.cli.eval_grid import (
         cases_document,
+        grid_cases,
         grid_document,
         grid_report,
         ledger_document,
@@ -167,7 +168,7 @@ def _run_eval_grid(
         save_plot(plot, args.k, rows)
         stderr.print(f"raglens: drew the chart to {plot}", markup=False)
     if events is not None:
-        events(GridFinished(grid_report(args.k, axes, rows)))
+        events(GridFinished(grid_report(args.k, axes, rows), grid_cases(rows)))
     elif json_mode:
         print(
             dump(

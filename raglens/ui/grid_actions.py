@@ -15,13 +15,13 @@ from textual import work
 from textual.message import Message
 
 from raglens.errors import BadInputError
-from raglens.grid_events import GridEvent, GridFailed, GridFinished, GridRowDone, GridStarted
+from raglens.grid_events import GridCase, GridEvent, GridFailed, GridFinished, GridRowDone, GridStarted
 from raglens.printable import printable
 from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.grid_run import GridChild, grid_command
 from raglens.ui.messages import while_shown
 from raglens.ui.screens.grid import GridRequest, GridRunScreen, GridScreen
-from raglens.ui.screens.report import ReportScreen
+from raglens.ui.screens.grid_report import GridReportScreen
 
 if sys.version_info >= (3, 11):
     from typing import assert_never
@@ -110,10 +110,10 @@ class GridActions(ExplorerScreen):
             case GridRowDone(number=number, total=total):
                 if isinstance(self.app.screen, GridRunScreen):
                     self.app.screen.show_done(number, total)
-            case GridFinished(report=report):
+            case GridFinished(report=report, cases=cases):
                 self._grid_ended()
                 self.narrate("eval grid done")
-                self.app.push_screen(ReportScreen("Eval grid", Text(printable(report))))
+                self.app.push_screen(GridReportScreen(Text(printable(report)), cases), self._grid_case_chosen)
             case GridFailed(message=why):
                 self._grid_ended()
                 self.notify(
@@ -121,6 +121,10 @@ class GridActions(ExplorerScreen):
                 )
             case _:
                 assert_never(event)
+
+    def _grid_case_chosen(self, case: GridCase | None) -> None:
+        if case is not None:
+            self.open_case(case.query, case.expect)
 
     def _grid_ended(self) -> None:
         """The grid ended by itself: forget it and close its progress screen."""

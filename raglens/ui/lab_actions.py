@@ -13,6 +13,7 @@ from rich.text import Text
 from textual import work
 from textual.worker import get_current_worker
 
+from raglens.errors import BadInputError
 from raglens.printable import printable, printable_name
 from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.futures import result_unless_cancelled
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from raglens.corpus import Corpus
-    from raglens.diagnostics.symbols import Definition
     from raglens.index import IndexSnapshot
     from raglens.search import SearchResult
 
@@ -83,15 +83,16 @@ class LabActions(ExplorerScreen):
     def _pin_chosen(self, choice: str | None) -> None:
         if choice is None or self.corpus is None:
             return
+        from raglens.diagnostics.evaluation import resolve_expected
         from raglens.diagnostics.golden import ExpectedRef
-        from raglens.diagnostics.symbols import find_definitions
 
         ref = ExpectedRef.parse(choice)
-        definitions: tuple[Definition, ...] = ()
-        if ref.symbol is not None:
-            found = find_definitions(ref.path, self.corpus.file(ref.path).text)
-            definitions = tuple(d for d in found if d.name == ref.symbol)
-        self.pinned[ref] = definitions
+        try:
+            # As eval resolves it: a symbol by its exact name, else the one its dotted name ends in.
+            self.pinned.update(resolve_expected([ref], self.corpus.texts()))
+        except BadInputError as error:
+            self.notify(printable(str(error)), title="not pinned", severity="warning", markup=False)
+            return
         self.notify(f"pinned {printable_name(choice)}; u unpins, g saves the case", timeout=4, markup=False)
         self.rerank(now=True)
 

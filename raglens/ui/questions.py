@@ -16,6 +16,7 @@ from textual.widgets import Input
 from textual.worker import Worker, get_current_worker
 
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
+from raglens.errors import BadInputError
 from raglens.precision import choose_precision
 from raglens.printable import printable
 from raglens.run import Question
@@ -27,6 +28,7 @@ from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.score_strip import ScoreStrip
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from concurrent.futures import Future
 
     import numpy as np
@@ -208,6 +210,27 @@ class Questions(ExplorerScreen):
         if self.a.ask(number, text) is None or self.a.model is None:
             hits.show_summary(Text("waiting for the model to load before ranking…", style="yellow"))
         self.rerank(now=True)
+
+    def open_case(self, query: str, expect: Sequence[str]) -> None:
+        """Ask ``query`` now with ``expect`` (golden refs) pinned as its answer, as a golden case has
+        them; a ref this corpus no longer has is said, and the question asked without it."""
+        if self.corpus is None:
+            return
+        from raglens.diagnostics.evaluation import resolve_expected
+        from raglens.diagnostics.golden import ExpectedRef
+
+        self.pinned.clear()
+        try:
+            self.pinned.update(
+                resolve_expected([ExpectedRef.parse(text) for text in expect], self.corpus.texts())
+            )
+        except (ValueError, BadInputError) as error:
+            self.notify(
+                printable(str(error)), title="not pinned", severity="warning", timeout=10, markup=False
+            )
+        self._query_text = query
+        self.query_one("#query", Input).value = query  # its Changed event finds the question asked
+        self.submit_query()
 
     def ask_launch_question(self) -> None:
         """At mount: ask the question the explorer was started with, and the control questions.

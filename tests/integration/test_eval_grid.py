@@ -262,7 +262,14 @@ def test_the_child_sends_each_configuration_started_and_scored_then_the_human_re
     assert main(arguments) == 0
     human = capsys.readouterr().out
     assert "◀ best" in human
-    assert events[-1] == GridFinished(human)
+    finished = events[-1]
+    assert isinstance(finished, GridFinished) and finished.report == human
+    answerable = [case for case in CASES if case["expect"]]
+    assert [case.query for case in finished.cases] == [case["q"] for case in answerable]
+    assert [list(case.expect) for case in finished.cases] == [case["expect"] for case in answerable]
+    assert all(len(case.cells) == 4 for case in finished.cases), "a rank for each of the 4 rows"
+    for case in finished.cases:
+        assert all(cell.split()[0] in human for cell in case.cells)
 
 
 def test_a_child_killed_mid_grid_ends_with_a_failure_naming_the_signal(golden: Path) -> None:

@@ -7,11 +7,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
 
 from raglens.ui.screens.grid import GridRunScreen, GridScreen
-from raglens.ui.screens.report import ReportScreen
-from tests.ui.conftest import index_complete, make_app, notification_recorder, screen_shown, wait_until
+from raglens.ui.screens.grid_report import GridReportScreen
+from tests.ui.conftest import (
+    fully_ranked,
+    index_complete,
+    make_app,
+    notification_recorder,
+    screen_shown,
+    wait_until,
+)
 
 CASES = [
     {"q": "how are failed jobs retried with backoff?", "expect": ["docs/retries.md", "tidepool/retry.py"]},
@@ -39,7 +46,9 @@ async def test_x_runs_the_grid_with_progress_and_shows_its_table_and_chart(tmp_p
     app = make_app(golden_path=str(golden_file(tmp_path)), cache_dir=str(tmp_path / "cache"))
     async with app.run_test(size=(160, 45)) as pilot:
         await start_grid(app, pilot, "size=500,1000")
-        await wait_until(pilot, lambda: screen_shown(app, ReportScreen, "#report-body"), "the grid's report")
+        await wait_until(
+            pilot, lambda: screen_shown(app, GridReportScreen, "#report-body"), "the grid's report"
+        )
         report = str(app.screen.query_one("#report-body", Static).render())
         assert "◀ best" in report and "recall@8 (filled) and MRR (hollow) against size" in report, report
         rows = [
@@ -47,6 +56,26 @@ async def test_x_runs_the_grid_with_progress_and_shows_its_table_and_chart(tmp_p
         ]
         assert len(rows) == 2, report
         assert app.main.grid_child is None
+
+
+async def test_a_question_chosen_in_the_grid_report_is_asked_with_its_answer_pinned(tmp_path: Path) -> None:
+    app = make_app(golden_path=str(golden_file(tmp_path)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await start_grid(app, pilot, "size=500,1000")
+        await wait_until(pilot, lambda: screen_shown(app, GridReportScreen, "#grid-cases"), "the questions")
+        options = app.screen.query_one("#grid-cases", OptionList)
+        assert options.option_count == 2, "the two answerable cases; the negative has no answer to pin"
+        options.focus()
+        options.highlighted = 1
+        await pilot.press("enter")
+        second = CASES[1]
+        await wait_until(pilot, lambda: not isinstance(app.screen, GridReportScreen), "the report closed")
+        assert app.main.query_one("#query", Input).value == second["q"]
+        assert [str(ref) for ref in app.main.pinned] == second["expect"]
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the question ranked")
+        assert app.main.shown_query == second["q"]
+        assert app.main.last_diagnostics is not None
+        assert [str(entry.ref) for entry in app.main.last_diagnostics.expected] == second["expect"]
 
 
 async def test_escape_stops_a_running_grid_and_its_process(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from raglens.errors import BadInputError
 from raglens.grid_events import (
     CharacterFigures,
+    GridCase,
     GridEvent,
     GridFailed,
     GridFinished,
@@ -52,7 +53,20 @@ rows = st.builds(
 events: st.SearchStrategy[GridEvent] = st.one_of(
     st.builds(GridStarted, counts, counts, words, st.none() | counts),
     st.builds(GridRowDone, counts, counts, rows),
-    st.builds(GridFinished, st.text()),
+    st.builds(
+        GridFinished,
+        st.text(),
+        st.lists(
+            st.builds(
+                GridCase,
+                counts,
+                st.text(),
+                st.lists(words, max_size=3).map(tuple),
+                st.lists(words, max_size=3).map(tuple),
+            ),
+            max_size=3,
+        ).map(tuple),
+    ),
     st.builds(GridFailed, st.text()),
 )
 
@@ -160,7 +174,7 @@ STARTED = {"type": "started", "number": 1, "total": 2, "config": "c", "seconds_l
         (json.dumps({**STARTED, "config": None}), "started.config should be str"),
         ('{"type": "failed", "message": NaN}', "NaN"),
         ('{"type": "started", "number": 1, "total": 1e999, "config": "c", "seconds_left": null}', "1e999"),
-        ('{"type": "finished", "report": ["a"]}', "finished.report should be str"),
+        ('{"type": "finished", "report": ["a"], "cases": []}', "finished.report should be str"),
         ('{"type": "row_done", "number": 1, "total": 1, "row": []}', "row_done.row should be an object"),
     ],
 )

@@ -58,6 +58,11 @@ class RetrievalConfig:
             if self.precision not in (None, "fp32"):
                 raise BadInputError(f"bm25 has no {self.precision} precision: its scores are exact")
 
+    @property
+    def score_scale(self) -> str:
+        """``cosine`` for an embedding model's scores; ``bm25`` for BM25's, which have no fixed scale."""
+        return BM25_MODEL if self.model == BM25_MODEL else "cosine"
+
     def describe(self) -> str:
         """``1000/200 chars · all-MiniLM-L6-v2 · 256 tokens · fp32``, naming only what is set."""
         parts = [f"{self.params.size}/{self.params.overlap} {self.params.unit.value}"]

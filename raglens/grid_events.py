@@ -14,7 +14,7 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from raglens.configuration import is_bm25
+from raglens.diagnostics.char_overlap import CharacterSummary
 from raglens.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -33,16 +33,6 @@ class KindFigures:
     mrr: float | None
     abstain_rate: float | None
     ndcg: float | None
-
-
-@dataclass(frozen=True)
-class CharacterFigures:
-    """A row's character recall, precision and IoU over its span answers (None: there are none)."""
-
-    span_cases: int
-    recall: float | None
-    precision: float | None
-    iou: float | None
 
 
 @dataclass(frozen=True)
@@ -66,7 +56,7 @@ class RowFigures:
     recall: float | None
     mrr: float | None
     ndcg: float | None
-    characters: CharacterFigures
+    characters: CharacterSummary
     kinds: tuple[KindFigures, ...]
     suggested_floor: float | None
     separable: bool | None
@@ -85,15 +75,13 @@ class RowFigures:
             overlap=params.overlap,
             model=row.model_name,
             model_argument=row.config.model,
-            score_scale="bm25" if is_bm25(row.config.model) else "cosine",
+            score_scale=row.config.score_scale,
             max_seq_length=row.max_seq_length,
             precision=row.precision,
             recall=report.recall,
             mrr=report.mrr,
             ndcg=report.ndcg,
-            characters=CharacterFigures(
-                len(report.spans), report.char_recall, report.char_precision, report.char_iou
-            ),
+            characters=report.characters,
             kinds=tuple(
                 KindFigures(
                     kind.kind,

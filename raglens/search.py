@@ -43,7 +43,7 @@ class SearchResult:
         """How full a score's bar is: the cosine itself, or a lexical score over the top one."""
         if self.cosine:
             return score
-        top = float(self.scores.max()) if self.scores.size else 0.0
+        top = self.hits[0].score if self.hits else 0.0
         return score / top if top > 0 else 0.0
 
     @property

@@ -142,13 +142,13 @@ def grid_document(args: argparse.Namespace, rows: Sequence[GridRow]) -> list[dic
             "overlap": row.config.params.overlap,
             "model": row.model_name,
             "model_argument": row.config.model,
-            "score_scale": RowFigures.of(row).score_scale,
+            "score_scale": row.config.score_scale,
             "max_seq_length": row.max_seq_length,
             "precision": row.precision,
             "recall": row.report.recall,
             "mrr": row.report.mrr,
             "ndcg": row.report.ndcg,
-            "characters": dataclasses.asdict(RowFigures.of(row).characters),
+            "characters": dataclasses.asdict(row.report.characters),
             "by_kind": {
                 kind.kind: {
                     "recall": kind.recall,
@@ -246,7 +246,7 @@ def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequenc
 
 def _print_characters(console: Console, k: int, varied: Sequence[str], rows: Sequence[GridRow]) -> None:
     """Each row's character recall, precision and IoU, where some answers are spans."""
-    spans = len(rows[0].report.spans) if rows else 0
+    spans = rows[0].report.characters.span_cases if rows else 0
     if not spans:
         return
     console.print(
@@ -256,12 +256,12 @@ def _print_characters(console: Console, k: int, varied: Sequence[str], rows: Seq
         )
     )
     for row in rows:
-        report = row.report
+        characters = row.report.characters
         console.print(
             Text(
                 printable_name(
-                    f"  {row_label(row, varied)}: recall {_share(report.char_recall)}, "
-                    f"precision {_share(report.char_precision)}, IoU {_share(report.char_iou)}"
+                    f"  {row_label(row, varied)}: recall {_share(characters.recall)}, "
+                    f"precision {_share(characters.precision)}, IoU {_share(characters.iou)}"
                 )
             )
         )

@@ -110,12 +110,7 @@ def eval_document(report: EvalReport) -> dict[str, Any]:
         "recall_at_k": report.recall,
         "mrr": report.mrr,
         "ndcg_at_k": report.ndcg,
-        "characters": {
-            "span_cases": len(report.spans),
-            "recall": report.char_recall,
-            "precision": report.char_precision,
-            "iou": report.char_iou,
-        },
+        "characters": asdict(report.characters),
         "kinds": [
             {
                 "kind": kind.kind,

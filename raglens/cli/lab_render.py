@@ -31,9 +31,9 @@ def diagnostics_renderable(
     """
     low, high = SCALE_LABELS
     indent = " " * (len(low) + 1)
-    parts: list[RenderableType] = [Text(describe_profile(diagnostics.profile, k), style="dim")]
+    parts: list[RenderableType] = []
     if cosine:
-        parts = [
+        parts += [
             Text.assemble(
                 ("scores ", "bold"),
                 (f"{low} ", "dim"),
@@ -46,9 +46,10 @@ def diagnostics_renderable(
                 (marker_line(diagnostics.profile, diagnostics.noise), "magenta"),
                 ("  ~ noise  k k-th hit  ▲ top", "dim"),
             ),
-            Text(describe_profile(diagnostics.profile, k), style="dim"),
-            Text(describe_noise(diagnostics.noise, hits), style="dim"),
         ]
+    parts.append(Text(describe_profile(diagnostics.profile, k), style="dim"))
+    if cosine:
+        parts.append(Text(describe_noise(diagnostics.noise, hits), style="dim"))
     for straddle in diagnostics.straddles:
         parts.append(Text(printable("straddle: " + straddle.describe()), style="yellow"))
     for expected in diagnostics.expected:
@@ -100,12 +101,13 @@ def print_eval(console: Console, report: EvalReport) -> None:
             style="bold",
         )
     )
-    if report.spans:
+    characters = report.characters
+    if characters.span_cases:
         console.print(
-            f"characters, over the {len(report.spans)} case(s) whose answer is a symbol or lines: "
-            f"{_share(report.char_recall)} of the answer is in the top {report.k} (recall); "
-            f"{_share(report.char_precision)} of the top {report.k} is the answer (precision); "
-            f"IoU {_share(report.char_iou)}",
+            f"characters, over the {characters.span_cases} case(s) whose answer is a symbol or lines: "
+            f"{_share(characters.recall)} of the answer is in the top {report.k} (recall); "
+            f"{_share(characters.precision)} of the top {report.k} is the answer (precision); "
+            f"IoU {_share(characters.iou)}",
             markup=False,
         )
     table = Table(box=None, pad_edge=False, show_edge=False)

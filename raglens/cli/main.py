@@ -445,17 +445,15 @@ def _run_files(args: argparse.Namespace) -> int:
     from raglens.cli.settings import retrieval_config
 
     model = retrieval_config(args, params).model  # the bundled model by its name is the bundled one
-    counter = None if is_bm25(model) else token_counter_for(model)
     coverage = None
-    if is_bm25(model):
-        console_for(stderr=True).print(
-            "raglens: note: bm25 reads every token of a window; no coverage to measure", markup=False
-        )
-    elif counter is None:
-        stderr = console_for(stderr=True)
-        stderr.print(f"raglens: note: no tokenizer of {model} here; coverage is not measured", markup=False)
-    else:
+    counter = None if is_bm25(model) else token_counter_for(model)
+    if counter is not None:
         coverage = measure_coverage(corpus.texts(), windows, counter)
+    else:
+        why = "bm25 reads every token of a window; no coverage to measure"
+        if not is_bm25(model):
+            why = f"no tokenizer of {model} here; coverage is not measured"
+        console_for(stderr=True).print(f"raglens: note: {why}", markup=False)
     if args.json:
         print(dump(files_document(corpus, params, args.max_file_bytes, counts, coverage)))
     else:

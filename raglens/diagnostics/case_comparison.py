@@ -50,11 +50,6 @@ class CaseAcross:
     def case_line(self) -> int:
         return self.results[0].case.line
 
-    @property
-    def moved(self) -> bool:
-        """Whether any configuration gains or loses this case."""
-        return any(change not in (None, Change.SAME) for change in self.changes)
-
 
 @dataclass(frozen=True)
 class RowTally:

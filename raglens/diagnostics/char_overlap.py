@@ -8,7 +8,7 @@ as low precision, though recall@k calls it found.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 Span = tuple[str, int, int]
@@ -41,6 +41,30 @@ class CharOverlap:
         """Shared characters over the characters in either set."""
         union = self.answer + self.retrieved - self.shared
         return self.shared / union if union else 0.0
+
+
+@dataclass(frozen=True)
+class CharacterSummary:
+    """The mean character recall, precision and IoU over the cases whose answer is a span."""
+
+    span_cases: int
+    recall: float | None
+    """None: no case's answer is a span."""
+    precision: float | None
+    iou: float | None
+
+    @classmethod
+    def of(cls, overlaps: Sequence[CharOverlap]) -> CharacterSummary:
+        """The means over ``overlaps``, one per span case."""
+        if not overlaps:
+            return cls(0, None, None, None)
+        count = len(overlaps)
+        return cls(
+            count,
+            sum(overlap.recall for overlap in overlaps) / count,
+            sum(overlap.precision for overlap in overlaps) / count,
+            sum(overlap.iou for overlap in overlaps) / count,
+        )
 
 
 def merged(spans: Iterable[Span]) -> dict[str, list[tuple[int, int]]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglens.diagnostics.char_overlap import CharOverlap, Span, char_overlap
+from raglens.diagnostics.char_overlap import CharacterSummary, CharOverlap, Span, char_overlap
 from raglens.diagnostics.golden import ExpectedRef, GoldenCase
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.errors import BadInputError
@@ -224,24 +224,9 @@ class EvalReport:
         return _mean([r.ndcg for r in self.positives])
 
     @property
-    def spans(self) -> list[CharOverlap]:
-        """The character overlaps of the cases whose answer is a span."""
-        return [r.chars for r in self.results if r.chars is not None]
-
-    @property
-    def char_recall(self) -> float | None:
-        """The mean share of a span answer's characters in the top k (None: no span answers)."""
-        return _mean([chars.recall for chars in self.spans])
-
-    @property
-    def char_precision(self) -> float | None:
-        """The mean share of the top k's characters that are the answer (None: no span answers)."""
-        return _mean([chars.precision for chars in self.spans])
-
-    @property
-    def char_iou(self) -> float | None:
-        """The mean intersection over union of answer and top-k characters (None: no span answers)."""
-        return _mean([chars.iou for chars in self.spans])
+    def characters(self) -> CharacterSummary:
+        """Character recall, precision and IoU, each the mean over the cases whose answer is a span."""
+        return CharacterSummary.of([r.chars for r in self.results if r.chars is not None])
 
     @property
     def misses(self) -> list[CaseResult]:
@@ -354,7 +339,7 @@ def evaluate_case(
             if retrieved_rows[row] and answers(window, ref, resolved[ref])
         ]
         ref_ranks.append(int(ranks[rows].min()) if rows else None)
-    best = [row for row in top_k_rows(scores, k) if retrieved_rows[row]] if scores.size else []
+    best = [row for row in top_k_rows(scores, k) if retrieved_rows[row]]
     hits = tuple(RankedHit(windows[row].citation, float(scores[row])) for row in best)
     retrieved = [(windows[row].path, windows[row].start, windows[row].end) for row in best]
     chars = _answer_chars(case, resolved, retrieved)

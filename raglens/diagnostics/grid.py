@@ -59,10 +59,14 @@ def shown_value(config: RetrievalConfig, key: str) -> str:
     return str(value)
 
 
+def settings_of(config: RetrievalConfig, keys: Sequence[str], separator: str = ", ") -> str:
+    """``config``'s values of ``keys``, e.g. ``size=800, model=bm25``; empty for no keys."""
+    return separator.join(f"{key}={shown_value(config, key)}" for key in keys)
+
+
 def row_label(row: GridRow, varied: Sequence[str], separator: str = ", ") -> str:
     """A row named by what varies between the rows, e.g. ``size=800, model=bm25``."""
-    parts = [f"{key}={shown_value(row.config, key)}" for key in varied]
-    return separator.join(parts) or row.config.describe()
+    return settings_of(row.config, varied, separator) or row.config.describe()
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ def chart_series(rows: Sequence[GridRow]) -> tuple[str, list[Series]]:
     x_key = next((key for key in varied if key != "model"), varied[0] if varied else "size")
     groups: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
-        label = ", ".join(f"{key}={shown_value(row.config, key)}" for key in varied if key != x_key)
+        label = settings_of(row.config, [key for key in varied if key != x_key])
         groups.setdefault(label or "all", []).append(index)
     series = [
         Series(

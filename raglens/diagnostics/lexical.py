@@ -132,19 +132,21 @@ class IdentifierReport:
         where = f"{len(self.occurrences)} occurrence(s) in {files} file(s)"
         if not self.windows:
             return f"{self.identifier}: {where}, but no window holds it whole"
-        ranks = self.ranks
-        shown = ", ".join(str(r) for r in ranks[:RANKS_SHOWN]) or "none yet (not embedded)"
-        if len(ranks) > RANKS_SHOWN:
-            shown += f", … {len(ranks) - RANKS_SHOWN} more, the last at {ranks[-1]}"
+        shown = _ranks_shown(self.ranks) or "none yet (not embedded)"
         present = f"present in {len(self.windows)} window(s)"
         described = f"{self.identifier}: {where}; {present}; {self.ranking} ranks {shown}"
         if self.beside_bm25:
             lexical = sorted(entry.bm25_rank for entry in self.windows if entry.bm25_rank is not None)
-            bm25 = ", ".join(str(r) for r in lexical[:RANKS_SHOWN])
-            if len(lexical) > RANKS_SHOWN:
-                bm25 += f", … {len(lexical) - RANKS_SHOWN} more, the last at {lexical[-1]}"
-            described += f"; BM25 ranks {bm25 or 'none'}"
+            described += f"; BM25 ranks {_ranks_shown(lexical) or 'none'}"
         return described
+
+
+def _ranks_shown(ranks: Sequence[int]) -> str:
+    """The first RANKS_SHOWN of sorted ``ranks``, then how many more and the last; empty for none."""
+    shown = ", ".join(str(r) for r in ranks[:RANKS_SHOWN])
+    if len(ranks) > RANKS_SHOWN:
+        shown += f", … {len(ranks) - RANKS_SHOWN} more, the last at {ranks[-1]}"
+    return shown
 
 
 def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurrence]:

@@ -24,7 +24,7 @@ from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.window_view import FileLens
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from concurrent.futures import Future
 
     import numpy as np
@@ -81,20 +81,28 @@ class LabActions(ExplorerScreen):
         self.app.push_screen(PinScreen(self.shown_query, choices), self._pin_chosen)
 
     def _pin_chosen(self, choice: str | None) -> None:
-        if choice is None or self.corpus is None:
-            return
-        from raglens.diagnostics.evaluation import resolve_expected
-        from raglens.diagnostics.golden import ExpectedRef
-
-        ref = ExpectedRef.parse(choice)
-        try:
-            # As eval resolves it: a symbol by its exact name, else the one its dotted name ends in.
-            self.pinned.update(resolve_expected([ref], self.corpus.texts()))
-        except BadInputError as error:
-            self.notify(printable(str(error)), title="not pinned", severity="warning", markup=False)
+        if choice is None or not self.pin_refs([choice]):
             return
         self.notify(f"pinned {printable_name(choice)}; u unpins, g saves the case", timeout=4, markup=False)
         self.rerank(now=True)
+
+    def pin_refs(self, refs: Sequence[str]) -> bool:
+        """Pin the golden refs ``refs`` (``path``, ``path::symbol``, ``path:L3-L9``) as the answer,
+        resolved as eval resolves them; if this corpus lacks one, say so and pin none (False)."""
+        if self.corpus is None:
+            return False
+        from raglens.diagnostics.evaluation import resolve_expected
+        from raglens.diagnostics.golden import ExpectedRef
+
+        try:
+            self.pinned.update(
+                resolve_expected([ExpectedRef.parse(ref) for ref in refs], self.corpus.texts())
+            )
+        except (ValueError, BadInputError) as error:
+            why = printable(str(error))
+            self.notify(why, title="not pinned", severity="warning", timeout=10, markup=False)
+            return False
+        return True
 
     def action_unpin(self) -> None:
         self.pinned.clear()

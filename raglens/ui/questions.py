@@ -16,7 +16,6 @@ from textual.widgets import Input
 from textual.worker import Worker, get_current_worker
 
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
-from raglens.errors import BadInputError
 from raglens.precision import choose_precision
 from raglens.printable import printable
 from raglens.run import Question
@@ -216,18 +215,8 @@ class Questions(ExplorerScreen):
         them; a ref this corpus no longer has is said, and the question asked without it."""
         if self.corpus is None:
             return
-        from raglens.diagnostics.evaluation import resolve_expected
-        from raglens.diagnostics.golden import ExpectedRef
-
         self.pinned.clear()
-        try:
-            self.pinned.update(
-                resolve_expected([ExpectedRef.parse(text) for text in expect], self.corpus.texts())
-            )
-        except (ValueError, BadInputError) as error:
-            self.notify(
-                printable(str(error)), title="not pinned", severity="warning", timeout=10, markup=False
-            )
+        self.pin_refs(expect)
         self._query_text = query
         self.query_one("#query", Input).value = query  # its Changed event finds the question asked
         self.submit_query()

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from raglens.diagnostics.char_overlap import CharacterSummary
 from raglens.errors import BadInputError
 from raglens.grid_events import (
-    CharacterFigures,
     GridCase,
     GridEvent,
     GridFailed,
@@ -42,7 +42,7 @@ rows = st.builds(
     recall=shares,
     mrr=shares,
     ndcg=shares,
-    characters=st.builds(CharacterFigures, counts, shares, shares, shares),
+    characters=st.builds(CharacterSummary, counts, shares, shares, shares),
     kinds=st.lists(kinds, max_size=4).map(tuple),
     suggested_floor=shares,
     separable=st.none() | st.booleans(),
@@ -83,7 +83,7 @@ A_ROW = RowFigures(
     0.75,
     0.5,
     0.61,
-    CharacterFigures(2, 0.9, 0.25, 0.24),
+    CharacterSummary(2, 0.9, 0.25, 0.24),
     (KindFigures("en", 4, 0, 0.75, 0.5, None, 0.6), KindFigures("negative", 0, 2, None, None, 0.5, None)),
     0.41,
     True,

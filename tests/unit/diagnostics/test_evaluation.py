@@ -286,8 +286,8 @@ def test_character_figures_only_for_span_answers_and_averaged_over_them() -> Non
     beta = run(case(["a.py::beta"]), row_scores, k=1)
     assert beta.chars is not None and beta.chars.recall == 1.0 and 0 < beta.chars.precision < 1
     report = summarise([whole_file, beta], k=1)
-    assert report.char_recall == beta.chars.recall and report.char_iou == beta.chars.iou
-    assert summarise([whole_file], k=1).char_recall is None
+    assert report.characters.recall == beta.chars.recall and report.characters.iou == beta.chars.iou
+    assert summarise([whole_file], k=1).characters.recall is None
 
 
 def test_a_line_range_answers_the_windows_it_overlaps_and_one_past_the_end_is_refused() -> None:

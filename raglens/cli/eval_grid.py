@@ -292,6 +292,7 @@ def grid_cases(rows: Sequence[GridRow]) -> tuple[GridCase, ...]:
 
 
 QUESTION_WIDTH = 36
+"""The most of a question the per-question table shows; less on a narrow terminal."""
 
 
 def print_case_comparison(console: Console, k: int, varied: Sequence[str], rows: Sequence[GridRow]) -> None:
@@ -326,18 +327,32 @@ def print_case_comparison(console: Console, k: int, varied: Sequence[str], rows:
                 style="dim",
             )
         )
+    cells = [
+        [case_cell(result, change) for result, change in zip(case.results, case.changes, strict=True)]
+        for case in comparison.cases
+    ]
+    headers = [
+        f"#{number}" + (" ◀" if number - 1 == comparison.best else "") for number in range(1, len(rows) + 1)
+    ]
+    widths = [max(len(text) for text in column) for column in zip(headers, *cells, strict=True)]
+    lines = [str(case.case_line) for case in comparison.cases]
+    line_width = max(len("line"), *(len(line) for line in lines))
+    # The question gives way on a narrow terminal, never a rank. Each column is padded by one
+    # character a side, except at the table's edges.
+    question_width = max(
+        8, min(QUESTION_WIDTH, console.width - sum(width + 2 for width in widths) - line_width - 2)
+    )
     table = Table(box=None, pad_edge=False, show_edge=False)
-    table.add_column("line", justify="right")
-    table.add_column("question", max_width=QUESTION_WIDTH, no_wrap=True, overflow="ellipsis")
-    for number in range(1, len(rows) + 1):
-        mark = " ◀" if number - 1 == comparison.best else ""
-        table.add_column(f"#{number}{mark}", justify="right")
-    for case in comparison.cases:
-        cells = [
-            Text(case_cell(result, change), style=_CHANGE_STYLES[change])
-            for result, change in zip(case.results, case.changes, strict=True)
+    table.add_column("line", justify="right", no_wrap=True, min_width=line_width)
+    table.add_column("question", width=question_width, no_wrap=True, overflow="ellipsis")
+    for header, width in zip(headers, widths, strict=True):
+        table.add_column(header, justify="right", no_wrap=True, min_width=width)
+    for case, line, row_cells in zip(comparison.cases, lines, cells, strict=True):
+        styled = [
+            Text(cell, style=_CHANGE_STYLES[change])
+            for cell, change in zip(row_cells, case.changes, strict=True)
         ]
-        table.add_row(str(case.case_line), Text(printable_name(case.results[0].case.query)), *cells)
+        table.add_row(line, Text(printable_name(case.results[0].case.query)), *styled)
     console.print(table)
     legend = "; ".join(f"#{number}: {row_label(row, varied)}" for number, row in enumerate(rows, 1))
     console.print(

@@ -349,3 +349,17 @@ def test_events_need_a_grid_and_no_json(
     assert code == 2
     event = decode(out)
     assert isinstance(event, GridFailed) and message in event.message
+
+
+def test_the_per_question_table_fits_80_columns_with_six_configurations(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, golden: Path
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    argv = ["eval", str(SAMPLE_CORPUS), str(golden), *FAKE, "-q", "--no-cache", "-k", "2"]
+    assert main([*argv, "--grid", "size=300,500,1000", "--grid", "model=all-MiniLM-L6-v2,bm25"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("line  question"))
+    table = lines[start : start + 1 + len([case for case in CASES if case["expect"]])]
+    assert all(len(line) <= 80 for line in table), table
+    assert all(len(line.split()) >= 2 + 6 for line in table[1:]), "a line, some question and six ranks"
+    assert not any("miss…" in line or "…▼" in line for line in table), "no rank cell is cut"

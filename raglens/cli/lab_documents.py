@@ -7,6 +7,7 @@ from typing import Any
 
 from raglens.diagnostics.char_overlap import CharOverlap
 from raglens.diagnostics.evaluation import EvalReport
+from raglens.diagnostics.noise_floor import EDGE_PERCENTILE
 from raglens.diagnostics.probes import ProbeResult
 from raglens.diagnostics.prompt import PromptPreview
 from raglens.diagnostics.query_report import QueryDiagnostics
@@ -41,7 +42,19 @@ def diagnostics_document(diagnostics: QueryDiagnostics, *, cosine: bool = True) 
         else {
             "low": noise.low,
             "high": noise.high,
+            "edge": noise.edge,
+            "spread": noise.spread,
+            "undecided": list(noise.undecided_band),
+            "percentile": EDGE_PERCENTILE,
             "controls": [asdict(control) for control in noise.controls],
+        },
+        "language": None
+        if diagnostics.language is None
+        else {
+            "question": diagnostics.language.code,
+            "confidence": diagnostics.language.confidence,
+            "model_reads_it": diagnostics.language.model_reads_it,
+            "note": diagnostics.language.describe(),
         },
         "straddles": [
             {

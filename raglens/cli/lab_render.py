@@ -44,12 +44,12 @@ def diagnostics_renderable(
                 "       ",
                 indent,
                 (marker_line(diagnostics.profile, diagnostics.noise), "magenta"),
-                ("  ~ noise  k k-th hit  ▲ top", "dim"),
+                ("  ~ noise  ? undecided  k k-th hit  ▲ top", "dim"),
             ),
         ]
     parts.append(Text(describe_profile(diagnostics.profile, k), style="dim"))
     if cosine:
-        parts.append(Text(describe_noise(diagnostics.noise, hits), style="dim"))
+        parts.append(Text(describe_noise(diagnostics, hits), style="dim"))
     for straddle in diagnostics.straddles:
         parts.append(Text(printable("straddle: " + straddle.describe()), style="yellow"))
     for expected in diagnostics.expected:

@@ -11,11 +11,18 @@ from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, paramete
 from raglens.cli.lab_documents import probe_document
 from raglens.cli.lab_render import print_probes
 from raglens.cli.narration import Narrator
-from raglens.cli.searching import engine_header, prepare_index, read_corpus_named, stdout_kept_for_data
+from raglens.cli.searching import (
+    engine_header,
+    noise_floor_of,
+    prepare_index,
+    read_corpus_named,
+    stdout_kept_for_data,
+)
 from raglens.cli.settings import engine_settings, retrieval_config, top_k
 from raglens.configuration import is_bm25
 from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
 from raglens.errors import BadInputError
+from raglens.model_languages import languages_of
 from raglens.windows import WindowParams
 
 
@@ -39,7 +46,16 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
         narrator.say("running the probes")
         texts = prepared.corpus.texts()
         plan = plan_probes(texts, retriever.windows)
-        context = ProbeContext(texts, retriever.windows, retriever.search, args.k, engine.name, plan)
+        context = ProbeContext(
+            texts,
+            retriever.windows,
+            retriever.search,
+            args.k,
+            engine.name,
+            plan,
+            noise_floor_of(prepared),
+            languages_of(config.model, args.embedder_factory),
+        )
         results = run_probes(context, args.probes)
     if json_mode:
         print(

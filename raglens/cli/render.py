@@ -9,7 +9,7 @@ from rich.text import Text
 from raglens.cli.lab_render import diagnostics_renderable
 from raglens.corpus import Corpus
 from raglens.diagnostics.coverage import CorpusCoverage
-from raglens.diagnostics.describe import describe_coverage, describe_lexical
+from raglens.diagnostics.describe import describe_coverage, describe_lexical, noise_mark
 from raglens.diagnostics.query_report import QueryDiagnostics
 from raglens.display import excerpt, similarity_bar
 from raglens.embedding_events import EngineInfo
@@ -47,8 +47,9 @@ def hits_renderable(
         if corpus.changed_on_disk(hit.window.path):
             line.append("  changed on disk since it was read", style="bold yellow")
         if diagnostics is not None:
-            if diagnostics.above_noise(hit.score) is False:
-                line.append("  within noise", style="magenta")
+            mark = noise_mark(diagnostics.noise_verdict(hit.score))
+            if mark:
+                line.append(f"  {mark}", style="magenta" if mark == "within noise" else "yellow")
             mark = describe_lexical(diagnostics.lexical[position])
             if mark:
                 line.append(printable(f"  ≡ {mark}"), style="yellow")
@@ -75,6 +76,14 @@ def print_search(
     diagnostics: QueryDiagnostics | None = None,
 ) -> None:
     console.print(search_header(query, k, params, engine, result, len(corpus.files)))
+    if diagnostics is not None and diagnostics.language is not None and diagnostics.unread_language:
+        console.print(
+            Text(
+                f"{diagnostics.language.describe()}: its scores do not measure meaning, so no noise "
+                "verdict is given",
+                style="bold yellow",
+            )
+        )
     console.print()
     console.print(hits_renderable(result, corpus, max_lines, diagnostics))
     if not result.cosine:

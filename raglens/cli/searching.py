@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,13 +24,14 @@ from raglens.corpus import Corpus, CorpusOptions
 from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.evaluation import resolve_expected
 from raglens.diagnostics.lexical import query_identifier
-from raglens.diagnostics.noise_floor import measure_noise_floor
+from raglens.diagnostics.noise_floor import NoiseFloor, measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
 from raglens.embedding import runs_on_cpu
 from raglens.embedding_events import EngineInfo
 from raglens.engine import Engines
 from raglens.fingerprint import check_max_seq_length
+from raglens.model_languages import languages_of
 from raglens.pipeline import build_index, read_corpus
 from raglens.pipeline_steps import PipelineStep, WindowsCut, WindowsEmbedded
 from raglens.precision import precision_note, read_cpu_features
@@ -38,7 +39,7 @@ from raglens.retrieval import DenseRetriever, Retriever
 from raglens.run import EngineSettings
 from raglens.search import SearchResult
 from raglens.vector_cache import ModelCache, VectorCache
-from raglens.windows import WindowParams, cut_corpus
+from raglens.windows import WindowParams, cut_corpus, window_texts
 
 
 @contextlib.contextmanager
@@ -91,17 +92,22 @@ def prepare_index(
     corpus: Corpus,
     narrator: Narrator,
     stderr: Console,
+    watch: Callable[[PipelineStep], None] | None = None,
 ) -> PreparedIndex:
     """Open the engines ``config``'s model needs (none for cached windows) and fill its index; for
     BM25, index its windows by their tokens (no model and no cache).
 
     Every headless configuration comes through here, A, ``--vs``'s B and each row of a grid, with
     the model choice the explorer's embedding process makes (``EngineSettings.choice``) and the same
-    cache (``ModelCache.for_model``).
+    cache (``ModelCache.for_model``). ``watch`` sees each pipeline step as it is narrated (the grid
+    times its embedding with them).
     """
     if is_bm25(config.model):
         windows = cut_corpus(corpus, config.params)
-        narrator(WindowsCut(len(windows), config.params))
+        cut = WindowsCut(len(windows), config.params)
+        narrator(cut)
+        if watch is not None:
+            watch(cut)
         lexical = BM25Index(windows, corpus.texts())
         narrator.say(f"model {BM25_ENGINE.describe()}: reads every token")
         return PreparedIndex(corpus, lexical, BM25_ENGINE, CacheUse(None, 0, 0))
@@ -123,7 +129,7 @@ def prepare_index(
         fingerprint = model_cache.fingerprint if model_cache is not None else None
         folder = model_cache.cache.path.parent if model_cache is not None else None
         engines = Engines(choice, fingerprint, folder, on_note=narrator.say)
-        counted = _CountingNarrator(narrator)
+        counted = _CountingNarrator(narrator, watch)
         index = build_index(corpus, config.params, engines, cache=model_cache, on_step=counted)
         info = engines.info()
         narrator.say(
@@ -135,6 +141,24 @@ def prepare_index(
         use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
     retriever = DenseRetriever(index.snapshot(), engines.for_queries())
     return PreparedIndex(corpus, retriever, info, use, engines)
+
+
+def windows_to_embed(
+    config: RetrievalConfig, settings: EngineSettings, corpus: Corpus, stderr: Console
+) -> int:
+    """How many of ``config``'s windows :func:`prepare_index` would embed now: those the cache lacks,
+    every one without a usable cache, none for BM25. Cuts the windows and reads the cache; opens no model.
+    """
+    if is_bm25(config.model):
+        return 0
+    windows = cut_corpus(corpus, config.params)
+    if settings.cache_dir is None:
+        return len(windows)
+    with VectorCache.open(Path(settings.cache_dir)) as cache:
+        model_cache = ModelCache.for_model(cache, settings.choice(config)) if cache.is_usable else None
+        entries = model_cache.lookup(window_texts(corpus, windows)) if model_cache is not None else None
+        _print_warnings(cache, stderr)
+    return len(windows) if entries is None else sum(entry is None for entry in entries)
 
 
 def engine_header(engine: EngineInfo) -> str:
@@ -149,16 +173,27 @@ def _print_warnings(cache: VectorCache, stderr: Console) -> None:
 
 
 class _CountingNarrator:
-    """Passes every step on and remembers how many windows were embedded rather than cached."""
+    """Passes every step on (to ``watch`` too) and remembers how many windows were embedded rather
+    than cached."""
 
-    def __init__(self, narrator: Narrator) -> None:
+    def __init__(self, narrator: Narrator, watch: Callable[[PipelineStep], None] | None = None) -> None:
         self._narrator = narrator
+        self._watch = watch
         self.embedded = 0
 
     def __call__(self, step: PipelineStep) -> None:
         if isinstance(step, WindowsEmbedded):
             self.embedded = step.done
         self._narrator(step)
+        if self._watch is not None:
+            self._watch(step)
+
+
+def noise_floor_of(prepared: PreparedIndex) -> NoiseFloor | None:
+    """The noise band over the prepared index, as the explorer measures it; None for BM25, whose scores
+    have no fixed scale to hold an off-topic band."""
+    dense = prepared.dense
+    return measure_noise_floor(dense.index, dense.embedder.encode_query) if dense is not None else None
 
 
 def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
@@ -178,15 +213,15 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         prepared = prepare_index(a, settings, corpus, narrator, stderr)
         retriever, dense, cache_use = prepared.retriever, prepared.dense, prepared.cache_use
         result = retriever.search(args.query, args.k)
-        # BM25's scores have no fixed scale: no off-topic band to measure them against.
-        noise = measure_noise_floor(dense.index, dense.embedder.encode_query) if dense is not None else None
+        noise = noise_floor_of(prepared)
         texts = corpus.texts()
         # An identifier query: where BM25 ranks the windows that hold it, beside where the model does.
         bm25 = None
         if dense is not None and query_identifier(args.query) is not None:
             bm25 = BM25Index(retriever.windows, texts).search(args.query, max(1, retriever.window_count))
+        languages = None if is_bm25(a.model) else languages_of(a.model, args.embedder_factory)
         diagnostics = diagnose_query(
-            args.query, result, args.k, texts, retriever.windows, noise, expected, bm25
+            args.query, result, args.k, texts, retriever.windows, noise, expected, bm25, languages
         )
         prompt = prompt_preview(a, args.query, result, texts) if args.prompt else None
         if prepared.engines is not None:
@@ -212,6 +247,8 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         document["diagnostics"] = diagnostics_document(diagnostics, cosine=result.cosine)
         for hit, match in zip(document["hits"], diagnostics.lexical, strict=True):
             hit["lexical"] = {"quotes_query": match.quotes_query, "identifiers": list(match.identifiers)}
+            verdict = diagnostics.noise_verdict(hit["score"])
+            hit["noise"] = None if verdict is None else verdict.name.lower()
             hit["above_noise"] = diagnostics.above_noise(hit["score"])
         if prompt is not None:
             document["prompt"] = prompt_document(prompt)

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 from raglens.diagnostics.coverage import CorpusCoverage
 from raglens.diagnostics.lexical import LexicalMatch
-from raglens.diagnostics.noise_floor import NoiseFloor
+from raglens.diagnostics.noise_floor import NoiseFloor, NoiseVerdict
 from raglens.diagnostics.probes import ProbeResult
+from raglens.diagnostics.query_report import QueryDiagnostics
 from raglens.diagnostics.score_profile import BIN_COUNT, BIN_FLOOR, BIN_WIDTH, ScoreProfile, bin_of, sparkline
 from raglens.search import Hit
 
@@ -21,11 +22,15 @@ def distribution_line(profile: ScoreProfile) -> str:
 
 
 def marker_line(profile: ScoreProfile, noise: NoiseFloor | None) -> str:
-    """Under the histogram: ``~`` for the noise band, ``k`` at the k-th score, ``▲`` at the top."""
+    """Under the histogram: ``~`` for the noise band (its lowest control to the undecided band), ``?``
+    for the undecided band around its edge, ``k`` at the k-th score, ``▲`` at the top."""
     marks = [" "] * BIN_COUNT
     if noise is not None:
-        for position in range(bin_of(noise.low), bin_of(noise.high) + 1):
+        undecided_low, undecided_high = noise.undecided_band
+        for position in range(bin_of(min(noise.low, undecided_low)), bin_of(undecided_low)):
             marks[position] = "~"
+        for position in range(bin_of(undecided_low), bin_of(undecided_high) + 1):
+            marks[position] = "?"
     marks[bin_of(profile.kth_score)] = "k"
     marks[bin_of(profile.top_score)] = "▲"
     return "".join(marks)
@@ -52,23 +57,40 @@ def describe_profile(profile: ScoreProfile, k: int, *, compact: bool = False) ->
     return text
 
 
-def describe_noise(noise: NoiseFloor | None, hits: Sequence[Hit], *, compact: bool = False) -> str:
-    """How many hits stand above the best score of the off-topic control questions."""
+def noise_mark(verdict: NoiseVerdict | None) -> str:
+    """A hit's mark: ``within noise`` or ``undecided``; nothing above the band or when not judged."""
+    return "" if verdict in (None, NoiseVerdict.ABOVE) else verdict.value
+
+
+def describe_noise(diagnostics: QueryDiagnostics, hits: Sequence[Hit], *, compact: bool = False) -> str:
+    """How many hits stand above the noise band, how many are undecided, and the band itself.
+
+    A question in a language the model does not read gets no verdict: its scores are coincidences
+    of shared tokens, and "likely unanswerable" would be as wrong as "answered".
+    """
+    noise = diagnostics.noise
+    if diagnostics.language is not None and diagnostics.unread_language:
+        return f"no noise verdict: {diagnostics.language.describe()}"
     if noise is None:
         return "noise floor: not measured yet"
-    above = sum(noise.stands_above(hit.score) for hit in hits)
+    verdicts = [noise.verdict(hit.score) for hit in hits]
+    above = verdicts.count(NoiseVerdict.ABOVE)
+    undecided = verdicts.count(NoiseVerdict.UNDECIDED)
+    if above == 0 and undecided == 0:
+        verdict = (
+            "none above: likely unanswerable"
+            if compact
+            else ("none stands above noise: this looks like a question the corpus cannot answer")
+        )
+    elif above == 0:
+        verdict = f"none clearly above, {undecided} undecided" + (
+            "" if compact else ": too near the band to tell an answer from noise"
+        )
+    else:
+        verdict = f"{above} of {len(hits)} above" + (f", {undecided} undecided" if undecided else "")
     if compact:
-        verdict = "none above: likely unanswerable" if above == 0 else f"{above} of {len(hits)} above"
-        return f"noise {noise.low:.3f}-{noise.high:.3f}: {verdict}"
-    verdict = (
-        "none stands above noise: this looks like a question the corpus cannot answer"
-        if above == 0
-        else f"{above} of {len(hits)} hit(s) stand above it"
-    )
-    return (
-        f"noise floor {noise.low:.3f}-{noise.high:.3f} (best scores of {len(noise.controls)} off-topic "
-        f"questions): {verdict}"
-    )
+        return f"noise {noise.edge:.3f}±{noise.spread:.3f}: {verdict}"
+    return f"{noise.describe_band()}: {verdict}"
 
 
 def describe_lexical(match: LexicalMatch) -> str:

@@ -18,9 +18,10 @@ from raglens.diagnostics.lexical import (
     looks_like_identifier,
     query_identifier,
 )
-from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS
+from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, NoiseFloor, NoiseVerdict
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.lines import LineIndex
+from raglens.model_languages import ModelLanguages
 from raglens.search import SearchResult, rank_of, score_of
 from raglens.windows import Window
 
@@ -37,7 +38,6 @@ LANGUAGE_QUESTIONS = (
 UNANSWERABLE_COUNT = 3
 """How many of the control questions the unanswerable probe asks."""
 
-_MULTILINGUAL_HINTS = ("multilingual", "labse", "xlm", "bge-m3", "distiluse", "-m3", "mul")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _PROSE_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ""})
@@ -104,6 +104,10 @@ class ProbeContext:
     model_name: str
     plan: ProbePlan
     """From :func:`plan_probes` over the same texts and windows."""
+    noise: NoiseFloor | None = None
+    """The noise band over the same windows (:func:`measure_noise_floor`, as search and the explorer)."""
+    languages: ModelLanguages | None = None
+    """The languages the model reads, where known."""
 
 
 @dataclass(frozen=True)
@@ -334,12 +338,6 @@ def probe_straddle(context: ProbeContext) -> ProbeResult:
     return ProbeResult("boundary straddle", (span.query,), tuple(lines), (result.hits[0].score,), watched)
 
 
-def model_is_multilingual(model_name: str) -> bool:
-    """A guess from the name: most sentence-transformers models are English-only unless they say so."""
-    lowered = model_name.lower()
-    return any(hint in lowered for hint in _MULTILINGUAL_HINTS)
-
-
 def probe_language(context: ProbeContext) -> ProbeResult:
     """The same question in four languages: does the English question's best window still rank?"""
     (_, english), *others = LANGUAGE_QUESTIONS
@@ -362,9 +360,10 @@ def probe_language(context: ProbeContext) -> ProbeResult:
             else f"In {language}, {question!r}: that window is not embedded yet."
         )
     warning = None
-    if not model_is_multilingual(context.model_name):
+    languages = context.languages
+    if languages is not None and languages.codes is not None:
         warning = (
-            f"{context.model_name} looks English-only (no multilingual hint in its name): a question in "
+            f"{context.model_name} reads {languages.describe()} (from {languages.source}): a question in "
             "another language is matched by shared tokens and names, not by meaning."
         )
     return ProbeResult(
@@ -378,7 +377,11 @@ def probe_language(context: ProbeContext) -> ProbeResult:
 
 
 def probe_unanswerable(context: ProbeContext, answerable_tops: Sequence[float]) -> ProbeResult:
-    """Off-topic questions: they still get k hits; where do their scores sit against real answers'?"""
+    """Off-topic questions: they still get k hits; where do their scores sit against real answers'?
+
+    Three of the control questions are shown with their hits; the band is the noise floor's, from all
+    of them, so ``probe`` says what ``search`` and the explorer say.
+    """
     questions = CONTROL_QUESTIONS[:UNANSWERABLE_COUNT]
     results = [context.rank(q, context.k) for q in questions]
     tops = tuple(r.hits[0].score for r in results)
@@ -387,30 +390,40 @@ def probe_unanswerable(context: ProbeContext, answerable_tops: Sequence[float]) 
         f"top {r.hits[0].window.citation}."
         for q, r in zip(questions, results, strict=True)
     ]
-    if answerable_tops:
-        low, high = min(answerable_tops), max(answerable_tops)
-        verdict = (
-            "a score floor between them would refuse these and keep those"
-            if max(tops) < low
-            else "no floor separates them: an off-topic question scores as high as a real one"
-        )
+    noise = context.noise
+    if noise is not None:
         lines.append(
-            f"The real questions above topped at {low:.3f}-{high:.3f}; the off-topic ones at "
-            f"{min(tops):.3f}-{max(tops):.3f}: {verdict}."
+            f"All {len(noise.controls)} off-topic questions topped at {noise.low:.3f}-{noise.high:.3f}; "
+            f"{noise.describe_band()}."
+        )
+    if answerable_tops and noise is not None:
+        verdicts = [noise.verdict(top) for top in answerable_tops]
+        above = verdicts.count(NoiseVerdict.ABOVE)
+        undecided = verdicts.count(NoiseVerdict.UNDECIDED)
+        lines.append(
+            f"The real questions above topped at {min(answerable_tops):.3f}-{max(answerable_tops):.3f}: "
+            f"{above} of {len(answerable_tops)} clearly above the band, {undecided} undecided, "
+            f"{len(answerable_tops) - above - undecided} within it"
+            + (
+                ": a score floor at the band's top would keep those and refuse the off-topic ones."
+                if above == len(answerable_tops)
+                else ": no floor separates them: an off-topic question scores as high as a real one."
+            )
         )
     lines.append("Naive RAG has no floor: it always returns k windows, however far they are.")
     return ProbeResult("unanswerable", questions, tuple(lines), tops)
 
 
-def probe_query(context: ProbeContext, query: str, noise_high: float | None) -> ProbeResult:
-    """A user's own probe: its hits, and whether they stand above the noise floor."""
+def probe_query(context: ProbeContext, query: str) -> ProbeResult:
+    """A user's own probe: its hits, and where they stand against the noise band."""
     result = context.rank(query, context.k)
     lines = [f"{hit.rank}. {hit.window.citation} ({hit.score:.3f})" for hit in result.hits]
-    if noise_high is not None:
-        above = sum(hit.score > noise_high for hit in result.hits)
+    noise = context.noise
+    if noise is not None:
+        verdicts = [noise.verdict(hit.score) for hit in result.hits]
         lines.append(
-            f"{above} of {len(result.hits)} hits stand above the noise floor ({noise_high:.3f}, the best "
-            "score of an off-topic control question)."
+            f"{verdicts.count(NoiseVerdict.ABOVE)} of {len(result.hits)} hits stand above the noise band, "
+            f"{verdicts.count(NoiseVerdict.UNDECIDED)} undecided ({noise.describe_band()})."
         )
     name = query_identifier(query)
     if name is not None:
@@ -423,8 +436,6 @@ def run_probes(context: ProbeContext, user_queries: Sequence[str] = ()) -> list[
     found = [probe_exact_symbol(context), probe_straddle(context), probe_language(context)]
     # Each probe's first query is a real question (for the languages, the English one).
     answerable = [result.top_scores[0] for result in found if result.top_scores]
-    unanswerable = probe_unanswerable(context, answerable)
-    found.append(unanswerable)
-    noise_high = max(unanswerable.top_scores) if unanswerable.top_scores else None
-    found.extend(probe_query(context, query, noise_high) for query in user_queries)
+    found.append(probe_unanswerable(context, answerable))
+    found.extend(probe_query(context, query) for query in user_queries)
     return found

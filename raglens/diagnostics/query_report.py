@@ -14,10 +14,12 @@ from raglens.diagnostics.lexical import (
     lexical_match,
     query_identifier,
 )
-from raglens.diagnostics.noise_floor import NoiseFloor
+from raglens.diagnostics.noise_floor import NoiseFloor, NoiseVerdict
+from raglens.diagnostics.question_language import QuestionLanguage, question_language
 from raglens.diagnostics.score_profile import ScoreProfile, score_profile
 from raglens.diagnostics.straddle import Straddle, find_straddles
 from raglens.diagnostics.symbols import Definition
+from raglens.model_languages import ModelLanguages
 from raglens.printable import printable_name
 from raglens.search import SearchResult, ranks_of
 from raglens.windows import Window
@@ -50,9 +52,25 @@ class QueryDiagnostics:
     """For a query that is one identifier: where it literally is and how those windows ranked."""
     expected: tuple[ExpectedRank, ...] = ()
     """Where each answer the user pinned as expected ranks for this query."""
+    language: QuestionLanguage | None = None
+    """The question's language against the model's; None when either is not known."""
+
+    @property
+    def unread_language(self) -> bool:
+        """The question is in a language the model does not read: its scores judge nothing."""
+        return self.language is not None and not self.language.model_reads_it
+
+    def noise_verdict(self, score: float) -> NoiseVerdict | None:
+        """Where ``score`` stands against the noise band; None before it is measured, or for a
+        question in a language the model does not read (its scores are token coincidences)."""
+        if self.noise is None or self.unread_language:
+            return None
+        return self.noise.verdict(score)
 
     def above_noise(self, score: float) -> bool | None:
-        return None if self.noise is None else self.noise.stands_above(score)
+        """True above the band, False within it, None when undecided or not judged."""
+        verdict = self.noise_verdict(score)
+        return None if verdict in (None, NoiseVerdict.UNDECIDED) else verdict is NoiseVerdict.ABOVE
 
 
 def diagnose_query(
@@ -64,19 +82,25 @@ def diagnose_query(
     noise: NoiseFloor | None,
     expected: Mapping[ExpectedRef, Sequence[Definition]] | None = None,
     bm25: SearchResult | None = None,
+    languages: ModelLanguages | None = None,
 ) -> QueryDiagnostics:
     """Run every per-query instrument on ``result``, the ranking of ``query``.
 
-    ``expected`` maps each pinned answer to its definitions (none for a whole file).
+    ``expected`` maps each pinned answer to its definitions (none for a whole file); ``languages``
+    are the model's, to tell a question in another language.
     """
     lexical = tuple(lexical_match(query, hit.window.text_in(texts[hit.window.path])) for hit in result.hits)
     name = query_identifier(query)
     identifier = None if name is None else identifier_report(name, texts, windows, result, bm25)
-    # Two neighbouring windows that both score like an off-topic question are no answer split in two.
+    language = question_language(query, languages)
+    unread = language is not None and not language.model_reads_it
+    # Two neighbouring windows that score like an off-topic question, or near it, are no answer split
+    # in two: a straddle is claimed only for a pair clearly above the band.
     straddles = tuple(
         straddle
         for straddle in find_straddles(result.hits)
-        if noise is None or noise.stands_above(max(straddle.first.score, straddle.second.score))
+        if noise is None
+        or (not unread and noise.stands_above(max(straddle.first.score, straddle.second.score)))
     )
     return QueryDiagnostics(
         score_profile(result.scores, k),
@@ -85,6 +109,7 @@ def diagnose_query(
         straddles,
         identifier,
         tuple(expected_ranks(result, windows, expected or {})),
+        language,
     )
 
 

@@ -8,24 +8,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from raglens.diagnostics.describe import describe_lexical
+from raglens.diagnostics.describe import describe_lexical, noise_mark
 from raglens.diagnostics.noise_floor import NoiseFloor, measure_noise_floor
 from raglens.diagnostics.query_report import QueryDiagnostics, diagnose_query
 from raglens.search import SearchResult, rank
 from raglens.ui.widgets.hit_list import HitExcerpt, hit_excerpt
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import numpy as np
 
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.symbols import Definition
     from raglens.index import IndexSnapshot
+    from raglens.model_languages import ModelLanguages
     from raglens.windows import Window
 
 
 class NoiseFloorMemo:
-    """The noise floor of the last index state seen, so each keystroke does not rank five controls again.
+    """The noise floor of the last index state seen, so each keystroke does not rank the controls again.
 
     Used only by ranking workers. A superseded worker may still be finishing beside a new one, so the
     entry is replaced in one assignment: a race costs a second measurement, never a wrong band.
@@ -69,13 +72,16 @@ def rank_for_display(
     vector: np.ndarray,
     k: int,
     controls: dict[str, np.ndarray],
-    pinned: dict[ExpectedRef, tuple[Definition, ...]],
+    pinned: Mapping[ExpectedRef, tuple[Definition, ...]],
+    languages: ModelLanguages | None = None,
     noise_memo: NoiseFloorMemo | None = None,
 ) -> ShownRanking:
     """Rank ``query`` over what is embedded, run the instruments, and colour each hit's excerpt."""
     result = rank(index, vector, k)
     noise = (noise_memo or NOISE_FLOOR_MEMO).noise_floor(index, controls)
-    diagnostics = diagnose_query(query, result, k, corpus.texts(), index.windows, noise, pinned)
+    diagnostics = diagnose_query(
+        query, result, k, corpus.texts(), index.windows, noise, pinned, languages=languages
+    )
     excerpts = [
         hit_excerpt(
             hit,
@@ -83,7 +89,7 @@ def rank_for_display(
             query=query,
             stale=corpus.changed_on_disk(hit.window.path),
             literal=describe_lexical(match),
-            within_noise=diagnostics.above_noise(hit.score) is False,
+            noise_mark=noise_mark(diagnostics.noise_verdict(hit.score)),
         )
         for hit, match in zip(result.hits, diagnostics.lexical, strict=True)
     ]

@@ -22,7 +22,7 @@ from tests.conftest import REPO_ROOT, SAMPLE_CORPUS, MakeTree
 
 HIT_KEYS = {
     *("rank", "score", "path", "start", "end", "line_start", "line_end", "citation", "text"),
-    *("lexical", "above_noise", "changed_on_disk"),
+    *("lexical", "noise", "above_noise", "changed_on_disk"),
 }
 HOSTILE_TEXT = (
     "Clear the screen \x1b[2J\x1b[H, set the title \x1b]0;owned\x07, copy to the clipboard "
@@ -59,6 +59,16 @@ def test_files_json_lists_indexed_and_skipped(
         ("node_modules/", "vendored"),
     }
     assert err == ""
+
+
+def test_files_takes_the_cache_flags_every_command_takes(
+    capsys: pytest.CaptureFixture[str], make_tree: MakeTree, tmp_path: Path
+) -> None:
+    root = make_tree({"a.md": "# A\n" + "text " * 400})
+    code, out, err = run_main(capsys, "files", str(root), "--cache-dir", str(tmp_path / "c"), "--json")
+    assert code == 0 and json.loads(out)["window_count"] == 3, err
+    assert not (tmp_path / "c").exists(), "files reads and writes no vectors"
+    assert run_main(capsys, "files", str(root), "--no-cache", "--json")[0] == 0
 
 
 def test_files_human_output_names_every_skip(capsys: pytest.CaptureFixture[str], make_tree: MakeTree) -> None:

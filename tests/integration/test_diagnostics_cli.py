@@ -32,6 +32,32 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: i
 
 @pytest.mark.model
 @pytest.mark.usefixtures("real_model_in_cli")
+def test_search_and_probe_judge_with_one_noise_band(capsys: pytest.CaptureFixture[str]) -> None:
+    """One definition of the band everywhere; an off-topic question is never "above" it, nor a
+    straddle; a question in a language the model does not read gets no verdict, and is told why."""
+    pizza = run_json(capsys, "search", str(SAMPLE_CORPUS), "What is the best pizza in Naples?", "-q")
+    band = pizza["diagnostics"]["noise_floor"]
+    assert len(band["controls"]) == 32 and band["percentile"] == 95
+    assert [hit["noise"] for hit in pizza["hits"]] != [] and "above" not in [
+        h["noise"] for h in pizza["hits"]
+    ]
+    assert pizza["diagnostics"]["straddles"] == []
+    probe = run_json(capsys, "probe", str(SAMPLE_CORPUS), "-q")
+    (unanswerable,) = [p for p in probe["probes"] if p["probe"] == "unanswerable"]
+    said = f"noise edge {band['edge']:.3f} ± {band['spread']:.3f}"
+    assert any(said in line for line in unanswerable["explanation"]), (said, unanswerable["explanation"])
+    german = run_json(capsys, "search", str(SAMPLE_CORPUS), "wie starte ich einen Worker?", "-q")
+    assert german["diagnostics"]["language"]["question"] == "de"
+    assert german["diagnostics"]["language"]["model_reads_it"] is False
+    assert all(hit["noise"] is None and hit["above_noise"] is None for hit in german["hits"])
+    assert main(["search", str(SAMPLE_CORPUS), "wie starte ich einen Worker?", "-q"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "the question reads as German; the model reads English only" in printed
+    assert "no noise verdict" in printed and "likely unanswerable" not in printed
+
+
+@pytest.mark.model
+@pytest.mark.usefixtures("real_model_in_cli")
 def test_probe_finds_the_symbol_cut_spans_and_unanswerable_hits(capsys: pytest.CaptureFixture[str]) -> None:
     document = run_json(capsys, "probe", str(SAMPLE_CORPUS), "-q", "--probe", "how is a job retried?")
     probes = {probe["probe"]: probe for probe in document["probes"]}
@@ -54,7 +80,7 @@ def test_probe_finds_the_symbol_cut_spans_and_unanswerable_hits(capsys: pytest.C
     assert all(isinstance(half["score"], float) for half in straddle["watched"])
     language = probes["other language"]
     assert len(language["queries"]) == 4
-    assert "English-only" in language["warning"]
+    assert "reads English only (from model card)" in language["warning"]
     unanswerable = probes["unanswerable"]
     assert len(unanswerable["top_scores"]) == 3
     assert all(f"{document['k']} hits anyway" in line for line in unanswerable["explanation"][:3])

@@ -177,4 +177,4 @@ def noise_band_drawn(app: RaglensApp) -> bool:
     from raglens.ui.widgets.score_strip import ScoreStrip
 
     strip = app.query_one(ScoreStrip)
-    return strip.settled and bool(re.search(r"noise (floor )?-?\d", str(strip.render())))
+    return strip.settled and bool(re.search(r"noise (edge )?-?\d", str(strip.render())))

@@ -46,8 +46,8 @@ class HitExcerpt:
     """The file changed on disk after it was indexed: the text shown may no longer be there."""
     literal: str = ""
     """What of the query the window contains literally (``contains drain_jobs``), if anything."""
-    within_noise: bool = False
-    """The score is no higher than an off-topic control question's best."""
+    noise_mark: str = ""
+    """``within noise`` or ``undecided`` (near the noise band's edge); empty above it or unjudged."""
 
     def hidden(self, expanded: bool) -> int:
         """How many lines the preview leaves out."""
@@ -61,7 +61,7 @@ def hit_excerpt(
     query: str = "",
     stale: bool = False,
     literal: str = "",
-    within_noise: bool = False,
+    noise_mark: str = "",
 ) -> HitExcerpt:
     """The window's lines, made printable, syntax-coloured by its file's kind, the query's words marked.
 
@@ -76,14 +76,16 @@ def hit_excerpt(
         coloured.stylize(QUERY_WORD_STYLE, start, end)
         word_lines.add(bisect_right(line_starts, start) - 1)
     lines = tuple(coloured.split("\n", allow_blank=True))[: len(shown)]
-    return HitExcerpt(lines, hit.window.line_start, tuple(sorted(word_lines)), stale, literal, within_noise)
+    return HitExcerpt(lines, hit.window.line_start, tuple(sorted(word_lines)), stale, literal, noise_mark)
 
 
 def _markers(lines: HitExcerpt) -> list[Text]:
     """What the heading says besides the score and citation, one Text per mark."""
     markers = []
-    if lines.within_noise:
-        markers.append(Text("within noise", style="magenta"))
+    if lines.noise_mark:
+        markers.append(
+            Text(lines.noise_mark, style="magenta" if lines.noise_mark == "within noise" else "yellow")
+        )
     if lines.literal:
         markers.append(Text(printable(f"≡ {lines.literal}"), style="yellow"))
     if lines.stale:
@@ -239,7 +241,7 @@ class HitItem(ListItem):
         super().__init__(body)
         self.hit = hit
         self.stale = lines.stale
-        self.marks = (lines.stale, lines.literal, lines.within_noise)
+        self.marks = (lines.stale, lines.literal, lines.noise_mark)
         """What the heading line marks besides the score: compared to skip redrawing the same hits."""
 
     @property
@@ -251,7 +253,7 @@ class HitItem(ListItem):
         """Show another hit in this item: cheaper than mounting a new one."""
         self.hit = hit
         self.stale = lines.stale
-        self.marks = (lines.stale, lines.literal, lines.within_noise)
+        self.marks = (lines.stale, lines.literal, lines.noise_mark)
         self.query_one(HitBody).show(hit, lines, expanded=expanded)
 
 
@@ -304,7 +306,7 @@ class HitList(Widget):
         self.show_summary(summary)
         shown_now = [(item.hit.row, item.hit.score, item.marks) for item in self.query(HitItem)]
         wanted = [
-            (h.row, h.score, (e.stale, e.literal, e.within_noise))
+            (h.row, h.score, (e.stale, e.literal, e.noise_mark))
             for h, e in zip(result.hits, excerpts, strict=True)
         ]
         if shown_now == wanted:

@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # numpy-backed values; they arrive from the ranking worker
     from raglens.search import Hit
 
 
-LEGEND = "  ~ noise  k k-th  ▲ top"
+LEGENDS = ("  ~ noise ? undecided k k-th ▲ top", "  ~noise ?undecided", "  ?undecided")
+"""The marks' legend, longest first: the first that fits beside them is drawn."""
 COMPACT_BELOW = 60
 """Columns under which the score and noise lines take their short forms (80x24 gives the strip 37)."""
 
@@ -27,13 +28,15 @@ def strip_text(
     *,
     width: int | None = None,
     versus: ScoreProfile | None = None,
+    pins_elsewhere: str | None = None,
 ) -> Text:
     """The histogram with its marks, one line on the scores and noise, then straddles and identity.
 
     The marks' legend follows them only where it fits beside them in ``width`` columns: wrapped onto
     a line of its own it would push the findings below out of the strip (the help explains it).
     ``versus`` is configuration B's distribution for the same question, drawn under A's on the same
-    axis (in magenta, as B is everywhere).
+    axis (in magenta, as B is everywhere). ``pins_elsewhere`` is the question the pins were made for,
+    when it is not this one: they are not ranked here, and the strip says whose they are.
     """
     from raglens.diagnostics.describe import (
         SCALE_LABELS,
@@ -52,8 +55,10 @@ def strip_text(
     marks = marker_line(diagnostics.profile, diagnostics.noise)
     text.append("\n" + indent)
     text.append(marks, style="magenta")
-    if width is None or len(indent) + len(marks) + len(LEGEND) <= width:
-        text.append(LEGEND, style="dim")
+    legend = next(
+        (words for words in LEGENDS if width is None or len(indent) + len(marks) + len(words) <= width), ""
+    )
+    text.append(legend, style="dim")
     if versus is not None:
         text.append("\n" + "B".ljust(len(indent)), style="bold magenta")
         text.append(distribution_line(versus), style="magenta")
@@ -61,12 +66,17 @@ def strip_text(
         text.append(marker_line(versus, None), style="magenta")
     compact = width is not None and width < COMPACT_BELOW  # a narrow pane: the findings need the room
     text.append("\n" + describe_profile(diagnostics.profile, k, compact=compact), style="dim")
-    text.append("\n" + describe_noise(diagnostics.noise, hits, compact=compact), style="dim")
+    noise_style = "yellow" if diagnostics.unread_language else "dim"
+    text.append("\n" + describe_noise(diagnostics, hits, compact=compact), style=noise_style)
     for straddle in diagnostics.straddles[:2]:
         text.append("\n" + printable("straddle: " + straddle.describe()), style="yellow")
     for expected in diagnostics.expected:
         found = expected.rank is not None and expected.rank <= k
         text.append("\n" + printable(expected.describe(k)), style="bold green" if found else "bold red")
+    if pins_elsewhere is not None:
+        text.append(
+            "\n" + printable(f"pinned for: {pins_elsewhere!r}, not this question (u unpins)"), style="dim"
+        )
     if diagnostics.identifier is not None:
         text.append("\n" + printable("literal: " + diagnostics.identifier.describe()), style="yellow")
     return text
@@ -81,11 +91,18 @@ class ScoreStrip(FittedText[StripContent]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._versus: ScoreProfile | None = None
+        self._pins_elsewhere: str | None = None
 
     def show_versus(self, profile: ScoreProfile | None) -> None:
         """Draw configuration B's distribution for the same question under A's (None: no B)."""
         self._versus = profile
         self.refresh(layout=True)
+
+    def show_pins_elsewhere(self, question: str | None) -> None:
+        """Say the pins belong to ``question``, not the one on screen (None: they are this one's)."""
+        if question != self._pins_elsewhere:
+            self._pins_elsewhere = question
+            self.refresh(layout=True)
 
     def show_diagnostics(self, diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> None:
         self.present((diagnostics, hits, k))
@@ -98,4 +115,4 @@ class ScoreStrip(FittedText[StripContent]):
     def text_for(self, width: int | None) -> Text:
         if self.source is None:
             return Text()
-        return strip_text(*self.source, width=width, versus=self._versus)
+        return strip_text(*self.source, width=width, versus=self._versus, pins_elsewhere=self._pins_elsewhere)

@@ -17,6 +17,8 @@ from typing import Any
 from raglens.errors import BadInputError
 
 MODES = ("all", "any")
+CASE_KINDS = ("identifier", "prose", "other-language", "unanswerable")
+"""The kinds a case saved from the explorer can have: the failure lab's families of question."""
 
 
 class GoldenFileError(BadInputError):

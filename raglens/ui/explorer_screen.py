@@ -23,12 +23,11 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from raglens.corpus import Corpus
-    from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.query_report import QueryDiagnostics
-    from raglens.diagnostics.symbols import Definition
     from raglens.embedding_process import EmbeddingProcess
     from raglens.index import VectorIndex
     from raglens.search import SearchResult
+    from raglens.ui.pins import Pins
     from raglens.ui.widgets.window_view import FileLens
 
 
@@ -56,8 +55,8 @@ class ExplorerScreen(Screen[None]):
         """The file in the window view and its selected window."""
         self.heat_on = False
         """Whether the window view colours each window by its score for the question (m)."""
-        self.pinned: dict[ExpectedRef, tuple[Definition, ...]] = {}
-        """The answers the user expects for the question, with their definitions (none for a file)."""
+        self.pins: Pins | None = None
+        """The answers the user expects, and the question they were pinned for."""
 
     @property
     def shown_query(self) -> str | None:
@@ -94,7 +93,7 @@ class ExplorerScreen(Screen[None]):
         def ask_control_questions(self) -> None: ...
         def ask_again(self) -> None: ...
         def open_case(self, query: str, expect: Sequence[str]) -> None: ...
-        def pin_refs(self, refs: Sequence[str]) -> bool: ...
+        def pin_refs(self, question: str, refs: Sequence[str]) -> bool: ...
         def relay_events(self, run: ConfigurationRun) -> Worker[None]: ...
         def rank_versus_now(self) -> None: ...
         def show_versus(self) -> None: ...

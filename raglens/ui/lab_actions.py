@@ -6,7 +6,6 @@ messages; the handlers here own the state they add.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -18,8 +17,10 @@ from raglens.printable import printable, printable_name
 from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.futures import result_unless_cancelled
 from raglens.ui.messages import ProbesReady, PromptReady
+from raglens.ui.pins import Pins
 from raglens.ui.screens.pin import PinScreen
 from raglens.ui.screens.report import ReportScreen
+from raglens.ui.screens.save_case import SaveCaseScreen
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.window_view import FileLens
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from raglens.corpus import Corpus
+    from raglens.diagnostics.golden_writer import NewCase
     from raglens.index import IndexSnapshot
     from raglens.search import SearchResult
 
@@ -76,55 +78,128 @@ class LabActions(ExplorerScreen):
 
         window = hit.window
         definitions = find_definitions(window.path, self.corpus.file(window.path).text)
-        symbols = [d.name for d in definitions if d.overlaps(window.start, window.end)]
+        # A name defined twice in the window (a Markdown code block and the text around it) is one choice.
+        symbols = dict.fromkeys(d.name for d in definitions if d.overlaps(window.start, window.end))
         choices = [window.path, *(f"{window.path}::{name}" for name in symbols)]
-        self.app.push_screen(PinScreen(self.shown_query, choices), self._pin_chosen)
+        query = self.shown_query
+        self.app.push_screen(PinScreen(query, choices), lambda choice: self._pin_chosen(query, choice))
 
-    def _pin_chosen(self, choice: str | None) -> None:
-        if choice is None or not self.pin_refs([choice]):
+    def _pin_chosen(self, question: str, choice: str | None) -> None:
+        if choice is None or not self.pin_refs(question, [choice]):
             return
-        self.notify(f"pinned {printable_name(choice)}; u unpins, g saves the case", timeout=4, markup=False)
+        self.notify(
+            f"pinned {printable_name(choice)} for this question; u unpins, g saves the case",
+            timeout=4,
+            markup=False,
+        )
         self.rerank(now=True)
 
-    def pin_refs(self, refs: Sequence[str]) -> bool:
-        """Pin the golden refs ``refs`` (``path``, ``path::symbol``, ``path:L3-L9``) as the answer,
-        resolved as eval resolves them; if this corpus lacks one, say so and pin none (False)."""
+    def pin_refs(self, question: str, refs: Sequence[str]) -> bool:
+        """Pin the golden refs ``refs`` (``path``, ``path::symbol``, ``path:L3-L9``) as the answer to
+        ``question``, resolved as eval resolves them; if this corpus lacks one, say so and pin none.
+
+        Pins made for another question are dropped, and the user told: a label belongs to its question.
+        """
         if self.corpus is None:
             return False
         from raglens.diagnostics.evaluation import resolve_expected
         from raglens.diagnostics.golden import ExpectedRef
 
         try:
-            self.pinned.update(
-                resolve_expected([ExpectedRef.parse(ref) for ref in refs], self.corpus.texts())
-            )
+            resolved = resolve_expected([ExpectedRef.parse(ref) for ref in refs], self.corpus.texts())
         except (ValueError, BadInputError) as error:
             why = printable(str(error))
             self.notify(why, title="not pinned", severity="warning", timeout=10, markup=False)
             return False
+        pins = self.pins
+        if pins is not None and pins.question != question:
+            self.notify(
+                f"unpinned {len(pins.answers)} answer(s) made for {pins.question!r}",
+                timeout=5,
+                markup=False,
+            )
+            pins = None
+        answers = dict(pins.answers) if pins is not None else {}
+        answers.update(resolved)
+        self.pins = Pins(question, answers)
         return True
 
     def action_unpin(self) -> None:
-        self.pinned.clear()
+        if self.pins is None:
+            self.notify("nothing is pinned", timeout=3)
+            return
+        self.pins = None
+        self.notify("unpinned", timeout=3)
         self.rerank(now=True)
 
     def action_save_case(self) -> None:
-        """Append the query and the pinned answers to the golden file, as one line of JSONL."""
-        query = self.shown_query
-        if not query or not self.pinned:
-            self.notify("pin an expected answer first (a, on a hit)", timeout=5)
+        """Offer to append the question and its pinned answers to the golden file, with a kind."""
+        query, pins = self.shown_query, self.pins
+        if not query or pins is None:
+            self.notify(
+                "pin an expected answer first (a, on a hit), or N saves the question as a negative",
+                timeout=6,
+            )
             return
-        case = {"q": query, "expect": [str(ref) for ref in self.pinned], "kind": "pinned"}
+        if pins.question != query:
+            self.notify(
+                f"the pins were made for {pins.question!r}, not this question: ask that one again to "
+                "save it, or u unpins",
+                title="not saved",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
+            return
+        self._offer_case(query, pins.refs())
+
+    def action_save_negative(self) -> None:
+        """Offer to append the question as a negative case: nothing in this corpus answers it."""
+        query, pins = self.shown_query, self.pins
+        if not query:
+            self.notify("ask a question first: N saves it as one this corpus cannot answer", timeout=5)
+            return
+        if pins is not None and pins.question == query:
+            self.notify(
+                "this question has pinned answers: g saves them, or u unpins before saving it as a negative",
+                title="not saved",
+                severity="warning",
+                timeout=8,
+            )
+            return
+        self._offer_case(query, ())
+
+    def _offer_case(self, query: str, refs: tuple[str, ...]) -> None:
+        """Refuse at once a question the golden file holds; else let the user choose a kind, then save."""
+        from raglens.diagnostics.golden_writer import NewCase, check_case, suggested_kind
+        from raglens.model_languages import languages_of
+
         target = self.golden_path()
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            ends_cleanly = not target.exists() or target.read_bytes()[-1:] in (b"", b"\n")
-            with target.open("a", encoding="utf-8") as golden:
-                golden.write(("" if ends_cleanly else "\n") + json.dumps(case, ensure_ascii=False) + "\n")
-        except OSError as error:
-            self.notify(f"cannot write {target}: {error.strerror or error}", severity="error", markup=False)
+            check_case(target, NewCase(query, refs, "prose"))
+        except BadInputError as error:
+            self.notify(
+                printable(str(error)), title="not saved", severity="warning", timeout=10, markup=False
+            )
             return
-        self.notify(f"saved the case to {target}", timeout=6, markup=False)
+        languages = languages_of(self.a.config.model, self.config.engine.embedder_factory)
+        suggested = suggested_kind(query, negative=not refs, languages=languages)
+        self.app.push_screen(
+            SaveCaseScreen(query, refs, str(target), suggested),
+            lambda kind: self._save_case(NewCase(query, refs, kind)) if kind else None,
+        )
+
+    def _save_case(self, case: NewCase) -> None:
+        from raglens.diagnostics.golden_writer import append_case
+
+        target = self.golden_path()
+        try:
+            line = append_case(target, case)
+        except BadInputError as error:
+            self.notify(printable(str(error)), title="not saved", severity="error", timeout=10, markup=False)
+            return
+        what = "negative case" if case.is_negative else "case"
+        self.notify(f"saved the {what} as line {line} of {target} ({case.kind})", timeout=6, markup=False)
 
     # The prompt.
 
@@ -166,8 +241,20 @@ class LabActions(ExplorerScreen):
         if any(worker.group == "probes" and not worker.is_finished for worker in self.workers):
             self.notify("the failure lab is already running", timeout=3)
             return
-        self.notify("running the failure lab over the windows embedded so far…", timeout=3)
-        self.run_failure_lab(index.snapshot(), corpus, process.embed_query, self.k, self.a.model_label())
+        over = (
+            f"all {index.window_count:,} windows"
+            if index.is_complete
+            else f"the {index.embedded_count:,} of {index.window_count:,} windows embedded so far"
+        )
+        self.notify(f"running the failure lab over {over}…", timeout=3)
+        self.run_failure_lab(
+            index.snapshot(),
+            corpus,
+            process.embed_query,
+            self.k,
+            self.a.model_label(),
+            (self.a.config.model, self.config.engine.embedder_factory),
+        )
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="failure lab")
     def run_failure_lab(
@@ -176,24 +263,31 @@ class LabActions(ExplorerScreen):
         corpus: Corpus,
         embed_query: Callable[[str], Future[np.ndarray]],
         k: int,
-        model: str,
+        model_label: str,
+        model: tuple[str | None, str | None],
     ) -> None:
-        """Choose the probes, have the process embed their questions, then rank each one."""
+        """Choose the probes, have the process embed their questions and the control questions, then
+        rank each one and measure the noise band as search does."""
+        from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, measure_noise_floor
         from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
+        from raglens.model_languages import languages_of
         from raglens.search import rank
 
         plan = plan_probes(corpus.texts(), index.windows)
-        asked = {query: embed_query(query) for query in plan.queries()}
-        vectors = {query: result_unless_cancelled(vector) for query, vector in asked.items()}
-        if get_current_worker().is_cancelled or any(vector is None for vector in vectors.values()):
+        queries = dict.fromkeys([*plan.queries(), *CONTROL_QUESTIONS])
+        asked = {query: embed_query(query) for query in queries}
+        answered = {query: result_unless_cancelled(vector) for query, vector in asked.items()}
+        vectors = {query: vector for query, vector in answered.items() if vector is not None}
+        if get_current_worker().is_cancelled or len(vectors) < len(asked):
             return  # cancelled, or the embedding process died: the app reports that and starts it again
 
         def ranked(query: str, top: int) -> SearchResult:
-            vector = vectors[query]  # every query of the plan was embedded first: a KeyError is a bug
-            assert vector is not None
-            return rank(index, vector, top)
+            return rank(index, vectors[query], top)  # every query was embedded first: a KeyError is a bug
 
-        context = ProbeContext(corpus.texts(), index.windows, ranked, k, model, plan)
+        noise = measure_noise_floor(index, vectors.__getitem__)
+        context = ProbeContext(
+            corpus.texts(), index.windows, ranked, k, model_label, plan, noise, languages_of(*model)
+        )
         self.post_message(ProbesReady(run_probes(context), index.embedded_count, index.window_count))
 
     def on_probes_ready(self, message: ProbesReady) -> None:

@@ -27,7 +27,7 @@ from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.score_strip import ScoreStrip
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from concurrent.futures import Future
 
     import numpy as np
@@ -37,13 +37,15 @@ if TYPE_CHECKING:
     from raglens.diagnostics.symbols import Definition
     from raglens.embedding_process import EmbeddingProcess
     from raglens.index import IndexSnapshot
+    from raglens.search import SearchResult
     from raglens.ui.app_config import AppConfig
 
 QUERY_DEBOUNCE_S = 0.2
 RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
 FIRST_FILE_WAIT_S = 1.0
-"""Launched with a question, the first file opens after its hits are drawn, or after this long."""
+"""Launched with a question, its top hit's file opens once its hits are drawn; with no hits after this
+long, the corpus's first file opens."""
 
 
 class Questions(ExplorerScreen):
@@ -59,6 +61,8 @@ class Questions(ExplorerScreen):
         self._first_file: str | None = None
         """The file to open once the launch question's hits are drawn: painting a whole file first
         took ~0.1 s of the UI thread that the first hits waited for."""
+        self._following: tuple[str, int | None] | None = None
+        """The top hit the window view shows by itself since start-up, while the user has not moved."""
         self._debounce: Timer | None = None
         self._rerank_timer: Timer | None = None
         self._ranking: tuple[int, Worker[None]] | None = None
@@ -78,14 +82,20 @@ class Questions(ExplorerScreen):
         question: Question,
         k: int,
         controls: dict[str, np.ndarray],
-        pinned: dict[ExpectedRef, tuple[Definition, ...]],
+        pinned: Mapping[ExpectedRef, tuple[Definition, ...]],
+        model: tuple[str | None, str | None],
     ) -> None:
+        from raglens.diagnostics.question_language import identifier_ready
+        from raglens.model_languages import languages_of
         from raglens.ui.ranking import rank_for_display  # numpy and Pygments: loaded in workers only
 
         query_vector = result_unless_cancelled(question.vector)
         if query_vector is None:
             return
-        shown = rank_for_display(index, corpus, question.text, query_vector, k, controls, pinned)
+        # The language check waits for nothing: until the identifier is loaded (with the control
+        # questions, whose noise band is all it qualifies) the ranking goes without it.
+        languages = languages_of(*model) if identifier_ready() else None
+        shown = rank_for_display(index, corpus, question.text, query_vector, k, controls, pinned, languages)
         if not get_current_worker().is_cancelled:
             self.post_message(
                 RankingReady(question.number, question.text, shown.result, shown.excerpts, shown.diagnostics)
@@ -93,7 +103,11 @@ class Questions(ExplorerScreen):
 
     @work(thread=True, exclusive=True, group="controls", exit_on_error=False, description="noise floor")
     def embed_controls(self, vectors: dict[str, Future[np.ndarray]]) -> None:
-        """Wait for the control questions' vectors, which make the noise band behind every query."""
+        """Wait for the control questions' vectors, which make the noise band behind every query; load
+        the language identifier meanwhile, which says when a question's band verdict means nothing."""
+        from raglens.diagnostics.question_language import load_identifier
+
+        load_identifier()
         answered = {question: result_unless_cancelled(vector) for question, vector in vectors.items()}
         if all(vector is not None for vector in answered.values()):
             self.post_message(ControlsEmbedded({q: v for q, v in answered.items() if v is not None}))
@@ -132,8 +146,15 @@ class Questions(ExplorerScreen):
                 # (cancelling it would throw its work away), then rank again.
                 self._rank_again = True
                 return
+            pinned = self.pins.for_question(question.text) if self.pins is not None else {}
             worker = self.rank_query(
-                index.snapshot(), self.corpus, question, self.k, dict(self._controls), dict(self.pinned)
+                index.snapshot(),
+                self.corpus,
+                question,
+                self.k,
+                dict(self._controls),
+                pinned,
+                (self.a.config.model, self.config.engine.embedder_factory),
             )
             self._ranking = (question.number, worker)
         elif self._rerank_timer is None:
@@ -162,6 +183,10 @@ class Questions(ExplorerScreen):
         )
         self.last_diagnostics = message.diagnostics
         strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
+        pins = self.pins
+        strip.show_pins_elsewhere(
+            pins.question if pins is not None and pins.question != message.query else None
+        )
         strip.show_diagnostics(message.diagnostics, message.result.hits, self.k)
         if self.shown_window is not None and (self.heat_on or message.diagnostics.straddles):
             self.show_file(*self.shown_window, scroll=False)
@@ -169,6 +194,11 @@ class Questions(ExplorerScreen):
         self.shown_question = question
         if self._first_file is not None:
             self.call_after_refresh(self._open_first_file)  # the hits are painted first
+        elif self._following is not None:
+            if self.shown_window == self._following and message.result.hits:
+                self._follow_top_hit(message.result)
+            else:
+                self._following = None  # the user went elsewhere: the view is theirs
         self.rank_versus_now()  # B follows A's question
 
     @on(Input.Changed, "#query")
@@ -195,6 +225,8 @@ class Questions(ExplorerScreen):
         number = (
             self._asked[0] if self._asked is not None and self._asked[1] == text else next(self._questions)
         )
+        if self._asked is not None and self._asked[0] != number:
+            self._following = None  # another question: the view follows only the launch question's
         self._asked = (number, text)
         hits = self.query_one(HitList)
         if not text.strip():
@@ -215,8 +247,8 @@ class Questions(ExplorerScreen):
         them; a ref this corpus no longer has is said, and the question asked without it."""
         if self.corpus is None:
             return
-        self.pinned.clear()
-        self.pin_refs(expect)
+        self.pins = None
+        self.pin_refs(query, expect)
         self._query_text = query
         self.query_one("#query", Input).value = query  # its Changed event finds the question asked
         self.submit_query()
@@ -254,10 +286,24 @@ class Questions(ExplorerScreen):
         return self._first_file is not None
 
     def _open_first_file(self) -> None:
-        """Open the file put off at start-up, unless a file was opened meanwhile."""
+        """Open what start-up put off, unless a file was opened meanwhile: the launch question's top
+        hit at its window once its hits are drawn, else (no hits in time) the corpus's first file."""
         path, self._first_file = self._first_file, None
-        if path is not None and self.shown_window is None and path in self.a.file_rows:
+        if path is None or self.shown_window is not None:
+            return
+        result = self.last_result
+        if result is not None and result.hits:
+            self._follow_top_hit(result)
+        elif path in self.a.file_rows:
             self.show_file(path, 0)
+
+    def _follow_top_hit(self, result: SearchResult) -> None:
+        """Show the launch question's top hit, and keep showing the top hit as more windows rank,
+        until the user opens or steps to another window (a partial ranking's top is seldom the last)."""
+        top = result.hits[0].window
+        if (top.path, top.index) != self.shown_window:
+            self.show_file(top.path, top.index)
+        self._following = self.shown_window
 
     def ranking_ended(self, worker: Worker[None]) -> None:
         """A worker ended: if it was the ranking, rank once more if more came meanwhile."""

@@ -24,6 +24,7 @@ from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.versus_hits import VersusHits
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from concurrent.futures import Future
 
     import numpy as np
@@ -155,7 +156,7 @@ class VersusActions(ExplorerScreen):
         a_result: SearchResult,
         a_windows: tuple[Window, ...],
         k: int,
-        pinned: dict[ExpectedRef, tuple[Definition, ...]],
+        pinned: Mapping[ExpectedRef, tuple[Definition, ...]],
     ) -> None:
         from raglens.compare import rank_versus
 
@@ -200,7 +201,7 @@ class VersusActions(ExplorerScreen):
             a_result,
             tuple(self.a.windows),
             self.k,
-            dict(self.pinned),
+            self.pins.for_question(question.text) if self.pins is not None else {},
         )
 
     @while_shown

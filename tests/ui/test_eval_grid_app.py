@@ -71,7 +71,8 @@ async def test_a_question_chosen_in_the_grid_report_is_asked_with_its_answer_pin
         second = CASES[1]
         await wait_until(pilot, lambda: not isinstance(app.screen, GridReportScreen), "the report closed")
         assert app.main.query_one("#query", Input).value == second["q"]
-        assert [str(ref) for ref in app.main.pinned] == second["expect"]
+        assert app.main.pins is not None and app.main.pins.question == second["q"]
+        assert list(app.main.pins.refs()) == second["expect"]
         await wait_until(pilot, lambda: fully_ranked(app, 5), "the question ranked")
         assert app.main.shown_query == second["q"]
         assert app.main.last_diagnostics is not None

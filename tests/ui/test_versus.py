@@ -141,9 +141,7 @@ async def test_a_pinned_answer_shows_its_rank_in_a_and_in_b() -> None:
     app = make_app(query=QUERY)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
-        app.main.pinned[
-            ExpectedRef.parse("docs/retries.md")
-        ] = ()  # as the pin screen leaves a whole-file pin
+        assert app.main.pin_refs(QUERY, ["docs/retries.md"])  # as the pin screen pins a whole file
         await open_b(app, pilot, "500", "50")
         await wait_until(pilot, lambda: b_complete(app), "B ranked")
         ranking = app.main.versus_ranking

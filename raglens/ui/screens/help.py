@@ -29,9 +29,12 @@ Keys
   m        heat: colour each window of the open file by its score for the query (dark to bright
            green; the window header shows the scale while heat is on)
   s        soft-wrap long lines in the window view (on for prose files, off for code, until s)
-  a        pin the highlighted hit's file, or a symbol its window holds, as the expected answer;
-           its rank is shown for every ranking as you edit the query     u   unpin
-  g        append the query and the pinned answers to the golden file (JSONL, for raglens eval)
+  a        pin the highlighted hit's file, or a symbol its window holds, as the expected answer
+           to this question; its rank is shown while the question is this one ("pinned for:"
+           another question when you edit it; asking it again brings the pin back)   u  unpin
+  g        save the question and its pins to the golden file (JSONL, for raglens eval), with a
+           kind you choose; a question the file already holds is refused
+  N        save the question as a negative: nothing in this corpus answers it
   x        the eval grid over the golden file: which parameters to vary, then a progress bar,
            then the table (best row marked) and the chart, as raglens eval --grid prints them
   c        the prompt an LLM would get: the top-k windows, cited, and the question, with its size
@@ -53,8 +56,10 @@ Window view
 
 Score strip (above the hits)
   the scores of every window on a fixed -0.25..1.00 axis; ~ the noise band (the best scores of
-  off-topic control questions), k the k-th hit, ▲ the top. A hit marked "within noise" scores no
-  higher than a question the corpus cannot answer; "≡ contains" marks literal matches.
+  32 off-topic control questions), ? its edge (their 95th percentile) give or take their spread,
+  k the k-th hit, ▲ the top. A hit marked "within noise" scores like a question the corpus
+  cannot answer; "undecided" is too near the edge to tell; "≡ contains" marks literal matches.
+  A question in a language the model does not read gets no verdict, and the strip says so.
   In each hit's preview the query's words are underlined; a folded preview says on which of its
   hidden lines they occur.
 

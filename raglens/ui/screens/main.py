@@ -6,6 +6,7 @@ module lays out the panes, reads the corpus and owns A's window settings and k.
 
 from __future__ import annotations
 
+import functools
 import gc
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.widgets import Footer, Input, ProgressBar
 from textual.worker import Worker, WorkerState
 
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
@@ -37,6 +38,7 @@ from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.pipeline_log import PipelineLog
 from raglens.ui.widgets.score_strip import ScoreStrip
+from raglens.ui.widgets.status_line import StatusLine
 from raglens.ui.widgets.versus_hits import VersusHits
 from raglens.ui.widgets.window_view import WindowView
 
@@ -66,6 +68,7 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
         Binding("a", "pin_answer", "pin answer"),
         Binding("u", "unpin", "unpin", show=False),
         Binding("g", "save_case", "save case", show=False),
+        Binding("N", "save_negative", "save negative", show=False),
         Binding("c", "prompt_preview", "prompt"),
         Binding("f", "failure_lab", "failure lab"),
         Binding("v", "versus", "versus"),
@@ -94,7 +97,7 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
                 with VerticalScroll(id="versus-scroll"):
                     yield VersusHits(id="versus-hits")
         with Horizontal(id="status-row"):
-            yield Static(id="status")
+            yield StatusLine(id="status")
             yield ProgressBar(total=None, show_eta=False, id="progress")
         yield Footer()
 
@@ -256,7 +259,8 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
             elapsed = time.monotonic() - run.embed_started
             fresh = embedded - run.from_cache
             rate = fresh / elapsed if elapsed > 0 and fresh > 0 else None
-        text = status_text(
+        words = functools.partial(
+            status_text,
             run.model,
             run.choice.label,
             run.config.params,
@@ -266,7 +270,7 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
             rate,
             run.from_cache,
         )
-        self.query_one("#status", Static).update(text)
+        self.query_one(StatusLine).present(lambda width: words(width=width))
         # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.
         progress = self.query_one("#progress", ProgressBar)
         progress.display = bool(index and not index.is_complete) and self.config.show_rates

@@ -104,13 +104,16 @@ class RowFigures:
 
 @dataclass(frozen=True)
 class GridStarted:
-    """The grid started configuration ``number`` of ``total``."""
+    """The grid started configuration ``number`` of ``total``; sent again with a new time left while
+    that configuration embeds."""
 
     number: int
     total: int
     config: str
     seconds_left: int | None
-    """The time the rest should take at the pace so far; None before any configuration finished."""
+    """The time the rest should take: the windows still to embed at the pace windows embedded so far,
+    and the rest at the finished configurations' pace (``raglens.diagnostics.grid_pace``); None while
+    that is not known, such as before any window was embedded."""
 
 
 @dataclass(frozen=True)

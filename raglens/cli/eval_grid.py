@@ -17,7 +17,7 @@ from raglens.cli.consoles import console_for
 from raglens.cli.documents import model_document, parameters_document
 from raglens.cli.lab_documents import eval_document
 from raglens.cli.narration import Narrator
-from raglens.cli.searching import PreparedIndex, prepare_index, read_corpus_named
+from raglens.cli.searching import PreparedIndex, prepare_index, read_corpus_named, windows_to_embed
 from raglens.cli.settings import engine_settings
 from raglens.configuration import GridAxis, RetrievalConfig, is_bm25
 from raglens.corpus import Corpus
@@ -25,10 +25,22 @@ from raglens.diagnostics.case_comparison import Change, compare_cases, rank_labe
 from raglens.diagnostics.coverage import measure_coverage
 from raglens.diagnostics.evaluation import CaseResult, evaluate_case, resolve_refs, summarise
 from raglens.diagnostics.golden import GoldenCase
-from raglens.diagnostics.grid import GridRow, best_row, chart_series, row_label, shown_value, varied_keys
+from raglens.diagnostics.grid import (
+    GridRow,
+    best_row,
+    chart_series,
+    not_found_message,
+    nothing_found,
+    row_label,
+    settings_of,
+    shown_value,
+    varied_keys,
+)
+from raglens.diagnostics.grid_pace import EmbeddingPace, RowToEmbed, seconds_left
 from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.fingerprint import max_seq_length_of, model_folder
 from raglens.grid_events import GridCase, GridEvent, GridRowDone, GridStarted, RowFigures, encode
+from raglens.pipeline_steps import PipelineStep, VectorsFromCache, WindowsCut, WindowsEmbedded
 from raglens.printable import printable_name
 from raglens.run import EngineSettings
 from raglens.tokens import TokenCounter
@@ -61,9 +73,11 @@ def evaluate_config(
     corpus: Corpus,
     narrator: Narrator,
     stderr: Console,
+    watch: Callable[[PipelineStep], None] | None = None,
 ) -> tuple[GridRow, PreparedIndex]:
-    """Index ``corpus`` as ``config`` (through the cache), score every case, measure coverage."""
-    prepared = prepare_index(config, settings, corpus, narrator, stderr)
+    """Index ``corpus`` as ``config`` (through the cache), score every case, measure coverage;
+    ``watch`` sees the indexing's steps."""
+    prepared = prepare_index(config, settings, corpus, narrator, stderr, watch)
     texts = prepared.corpus.texts()
     resolved = resolve_refs(cases, texts)
     retriever = prepared.retriever
@@ -87,6 +101,97 @@ def evaluate_config(
     return row, prepared
 
 
+UPDATE_SECONDS = 2.0
+"""The least time between two time-left updates while a row embeds."""
+
+
+PACE_KEYS = ("model", "max_seq_length", "precision")
+"""What decides how fast windows embed, besides the windows: a pace is measured for each."""
+
+
+class _GridProgress:
+    """The grid's time left as it runs: each row's steps timed, its embedding apart from the rest.
+
+    A row's embedding runs from its cache check (loading the model for the windows included) to its
+    last embedded batch; everything else it spends is its other time. The time left follows
+    :func:`raglens.diagnostics.grid_pace.seconds_left`, a row not started yet counted at the windows
+    the cache lacked before the grid began (the cache only grows, so that is at most what it embeds).
+    """
+
+    def __init__(
+        self,
+        configs: Sequence[RetrievalConfig],
+        planned: Sequence[int],
+        listen: Callable[[GridEvent], None] | None,
+    ) -> None:
+        self._configs = configs
+        self._models = [settings_of(config, PACE_KEYS) for config in configs]
+        self._planned = planned
+        self._listen = listen
+        self._paces: dict[str, EmbeddingPace] = {}
+        self._other = 0.0
+        """The finished rows' seconds on everything but embedding."""
+        self._done = 0
+        self._row = 0
+        self._row_started = self._counted_at = self._last_sent = time.monotonic()
+        self._row_left: int | None = None
+        """The windows the running row has still to embed."""
+        self._row_embedded = 0
+        self._row_embedding = 0.0
+
+    def start_row(self, index: int) -> int | None:
+        """Row ``index`` starts: the time left from here, sent as its GridStarted."""
+        self._row = index
+        self._row_started = self._counted_at = time.monotonic()
+        self._row_left = self._planned[index]
+        self._row_embedded, self._row_embedding = 0, 0.0
+        return self._send()
+
+    def watch(self, step: PipelineStep) -> None:
+        """One of the running row's steps; every UPDATE_SECONDS of embedding, the time left sent again."""
+        now = time.monotonic()
+        if isinstance(step, WindowsCut | VectorsFromCache):
+            self._counted_at = now  # the windows to embed are known: embedding starts
+            if isinstance(step, VectorsFromCache):
+                self._row_left = step.total - step.found
+        elif isinstance(step, WindowsEmbedded):
+            self._row_left = step.total - step.done
+            self._row_embedded, self._row_embedding = step.done, now - self._counted_at
+            if now - self._last_sent >= UPDATE_SECONDS:
+                self._send()
+
+    def finish_row(self) -> None:
+        """The running row was evaluated: its pace and its other time count from now on."""
+        self._paces = self._paces_now()
+        self._other += time.monotonic() - self._row_started - self._row_embedding
+        self._done += 1
+        self._row_embedded, self._row_embedding = 0, 0.0
+
+    def _paces_now(self) -> dict[str, EmbeddingPace]:
+        paces = dict(self._paces)
+        if self._row_embedded:
+            model = self._models[self._row]
+            paces[model] = paces.get(model, EmbeddingPace()).plus(self._row_embedded, self._row_embedding)
+        return paces
+
+    def _send(self) -> int | None:
+        now = self._last_sent = time.monotonic()
+        rows = [RowToEmbed(self._models[self._row], self._row_left)] + [
+            RowToEmbed(model, planned)
+            for model, planned in zip(
+                self._models[self._row + 1 :], self._planned[self._row + 1 :], strict=True
+            )
+        ]
+        other_spent = now - self._row_started - self._row_embedding
+        left = seconds_left(
+            rows, self._paces_now(), self._other / self._done if self._done else None, other_spent
+        )
+        if self._listen is not None:
+            total = len(self._configs)
+            self._listen(GridStarted(self._row + 1, total, self._configs[self._row].describe(), left))
+        return left
+
+
 def run_grid(
     args: argparse.Namespace,
     configs: Sequence[RetrievalConfig],
@@ -95,26 +200,33 @@ def run_grid(
     stderr: Console,
     listen: Callable[[GridEvent], None] | None = None,
 ) -> list[tuple[GridRow, PreparedIndex]]:
-    """Every configuration in turn, narrating which one runs and about how long the rest will take.
+    """Every configuration in turn, narrating which one runs and about how long the rest will take
+    (see :class:`_GridProgress`; nothing said while that is not known).
 
-    ``listen`` hears a GridStarted and a GridRowDone for each configuration.
+    ``listen`` hears a GridStarted and a GridRowDone for each configuration, and the GridStarted again
+    with a new time left while a configuration embeds for long.
     """
     settings = engine_settings(args)
     corpus = read_corpus_named(args, narrator)  # once: every row cuts the same files
     done: list[tuple[GridRow, PreparedIndex]] = []
-    started = time.monotonic()
     total = len(configs)
-    for number, config in enumerate(configs, 1):
-        seconds_left = None
-        if done:
-            per_config = (time.monotonic() - started) / len(done)
-            seconds_left = round(per_config * (total - len(done)))
-        eta = "" if seconds_left is None else f"; about {seconds_left} s left at the pace so far"
-        narrator.say(f"grid {number}/{total}: {config.describe()}{eta}")
-        narrator.grid_step(len(done), total, config.describe())
+    planned = [windows_to_embed(config, settings, corpus, stderr) for config in configs]
+
+    def heard(event: GridEvent) -> None:
+        if isinstance(event, GridStarted):  # the terminal's bar shows the same time left
+            narrator.grid_step(event.number - 1, event.total, event.config, event.seconds_left)
         if listen is not None:
-            listen(GridStarted(number, total, config.describe(), seconds_left))
-        row, prepared = evaluate_config(args, config, settings, cases, corpus, narrator, stderr)
+            listen(event)
+
+    progress = _GridProgress(configs, planned, heard)
+    for number, config in enumerate(configs, 1):
+        left = progress.start_row(number - 1)
+        eta = "" if left is None else f"; about {left} s left at the pace so far"
+        narrator.say(f"grid {number}/{total}: {config.describe()}{eta}")
+        row, prepared = evaluate_config(
+            args, config, settings, cases, corpus, narrator, stderr, watch=progress.watch
+        )
+        progress.finish_row()
         done.append((row, prepared))
         if listen is not None:
             listen(GridRowDone(number, total, RowFigures.of(row)))
@@ -171,10 +283,12 @@ def grid_document(args: argparse.Namespace, rows: Sequence[GridRow]) -> list[dic
 
 def cases_document(rows: Sequence[GridRow]) -> dict[str, Any]:
     """``"cases"``: each answerable case's rank in every row and its change against the best row,
-    and ``"versus_best"``: each other row's gains and losses, by golden-file line."""
+    and ``"versus_best"``: each other row's gains and losses, by golden-file line; ``"best"`` is null
+    and ``"nothing_found"`` true when no row found any answerable case in its top k."""
     comparison = compare_cases([row.report for row in rows], best_row(rows))
     return {
         "best": comparison.best,
+        "nothing_found": nothing_found(rows),
         "negatives_not_compared": comparison.negatives,
         "versus_best": [
             {"row": tally.row, "gained": list(tally.gained), "lost": list(tally.lost), "same": tally.same}
@@ -210,7 +324,7 @@ def _share(value: float | None) -> str:
 
 
 def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequence[GridRow]) -> None:
-    """The table, best row marked, then the chart."""
+    """The table, best row marked (or said that no row found anything), then the chart."""
     best = best_row(rows)
     varied = varied_keys(rows) or [axis.key for axis in axes]
     table = Table(box=None, pad_edge=False, show_edge=False)
@@ -237,6 +351,8 @@ def print_grid(console: Console, k: int, axes: Sequence[GridAxis], rows: Sequenc
             Text("◀ best", style="bold green") if index == best else "",
         )
     console.print(table)
+    if nothing_found(rows):
+        console.print(Text(not_found_message(k, rows), style="bold red"))
     _print_characters(console, k, varied, rows)
     console.print()
     print_case_comparison(console, k, varied, rows)
@@ -302,7 +418,9 @@ def print_case_comparison(console: Console, k: int, varied: Sequence[str], rows:
     if not comparison.cases:
         return
     if comparison.best is None:
-        console.print(Text("per question: no configuration scored, so none is the best", style="bold"))
+        console.print(
+            Text(f"per question: every case is a miss in every configuration's top {k}", style="bold")
+        )
         return
     best_label = row_label(rows[comparison.best], varied)
     console.print(Text(printable_name(f"per question, against the best ({best_label}):"), style="bold"))

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from raglens.diagnostics.case_comparison import CaseAcross, CaseComparison, Change, compare_cases, rank_label
-from raglens.diagnostics.grid import GridRow, best_row, chart_series, row_label, varied_keys
+from raglens.diagnostics.grid import (
+    GridRow,
+    best_row,
+    chart_series,
+    not_found_message,
+    nothing_found,
+    row_label,
+    varied_keys,
+)
 from raglens.errors import BadInputError
 from raglens.printable import printable_name
 
@@ -21,8 +29,9 @@ QUESTION_LABEL_CHARS = 38
 
 def save_plot(target: Path, k: int, rows: Sequence[GridRow]) -> None:
     """Two panels: recall@k (solid), MRR (dashed) and nDCG@k (dotted) against the varied parameter,
-    one colour per series, the best configuration starred; under it, every answerable question's
-    rank in each configuration (grey: not in the top k), the best configuration's column framed."""
+    one colour per series, the best configuration starred (or, where none found anything, said so
+    above the panel); under it, every answerable question's rank in each configuration (grey: not in
+    the top k), the best configuration's column framed."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display needed, and none is opened
@@ -78,6 +87,8 @@ def _draw_aggregates(axes: Any, k: int, rows: Sequence[GridRow], best: int | Non
                     [position], [recall], marker="*", markersize=18, color="gold", markeredgecolor="black"
                 )
                 axes.annotate("best", (position, recall), textcoords="offset points", xytext=(8, 8))
+    if nothing_found(rows):
+        axes.set_title(not_found_message(k, rows), color="darkred", fontsize="small")
     axes.set_xlabel(x_key)
     axes.set_ylim(0, 1.05)  # the absolute scale, as everywhere in raglens: never stretched to the data
     axes.set_ylabel("score")

@@ -9,12 +9,28 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    Task,
     TaskID,
     TextColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
+
+
+class TimeLeftColumn(TimeRemainingColumn):
+    """Rich's time remaining for an embedding bar; the grid's own estimate for the grid's bar.
+
+    Rich extrapolates from tasks done, which is wrong for a grid: a cached configuration takes a
+    second, the next one minutes. The grid's estimate counts windows to embed (or says nothing).
+    """
+
+    def render(self, task: Task) -> Text:
+        if "seconds_left" not in task.fields:
+            return super().render(task)
+        left = task.fields["seconds_left"]
+        return Text("" if left is None else f"~{left} s left", style="progress.remaining")
 
 
 class Narrator:
@@ -52,23 +68,26 @@ class Narrator:
                 TextColumn("-> {task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TimeRemainingColumn(),
+                TimeLeftColumn(),
                 console=self._console,
                 transient=True,
             )
             self._progress.start()
         return self._progress
 
-    def grid_step(self, done: int, total: int, label: str) -> None:
-        """The eval grid starts configuration ``done + 1`` of ``total`` (``done == total``: finished)."""
+    def grid_step(self, done: int, total: int, label: str, seconds_left: int | None = None) -> None:
+        """The eval grid starts configuration ``done + 1`` of ``total`` (``done == total``: finished),
+        with the grid's own estimate of the time left (None: not known yet)."""
         if self._quiet:
             return
         if not self._console.is_terminal:
             return  # the narrated lines say it
         progress = self._live()
         if self._grid_task is None:
-            self._grid_task = progress.add_task("grid", total=total)
-        progress.update(self._grid_task, completed=done, description=f"grid: {label}")
+            self._grid_task = progress.add_task("grid", total=total, seconds_left=None)
+        progress.update(
+            self._grid_task, completed=done, description=f"grid: {label}", seconds_left=seconds_left
+        )
         if done >= total:
             progress.remove_task(self._grid_task)
             self._grid_task = None

@@ -27,12 +27,29 @@ class GridRow:
 
 
 def best_row(rows: Sequence[GridRow]) -> int | None:
-    """The index of the row with the highest recall@k, then MRR; the first of equals; None if none scored."""
+    """The index of the row with the highest recall@k, then MRR; the first of equals; None if none
+    scored, or if no row found anything (a best of nothing would only be the first row)."""
     scored = [(row.report.recall, row.report.mrr or 0.0, -index) for index, row in enumerate(rows)]
     candidates = [entry for entry in scored if entry[0] is not None]
-    if not candidates:
+    if not candidates or nothing_found(rows):
         return None
     return -max(candidates)[2]
+
+
+def nothing_found(rows: Sequence[GridRow]) -> bool:
+    """Whether the rows have answerable cases and no row found any of them in its top k (every row's
+    recall@k and MRR 0)."""
+    scored = [row for row in rows if row.report.recall is not None]
+    return bool(scored) and all(not row.report.recall and not row.report.mrr for row in scored)
+
+
+def not_found_message(k: int, rows: Sequence[GridRow]) -> str:
+    """What a grid whose rows found nothing says instead of marking a best row."""
+    answerable = len(rows[0].report.positives) if rows else 0
+    return (
+        f"no configuration found any of the golden set's {answerable} answerable case(s) in its top {k}, "
+        "so none is the best"
+    )
 
 
 def varied_keys(rows: Sequence[GridRow]) -> list[str]:

@@ -41,6 +41,12 @@ def describe_age(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
+def shortest_citation(path: str, line_range: str) -> str:
+    """The shortest form :func:`fit_citation` gives with the file name whole: ``…/name.py:L3-L9``."""
+    _, slash, name = path.rpartition("/")
+    return ("…/" + name if slash else path) + line_range
+
+
 def fit_citation(path: str, line_range: str, room: int) -> str:
     """``path`` + ``line_range`` in at most ``room`` columns, the path shortened from the left.
 

@@ -309,6 +309,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             help="the model whose tokenizer measures coverage (default: the bundled all-MiniLM-L6-v2)",
         )
         parser.add_argument("-q", "--quiet", action="store_true", help=argparse.SUPPRESS)
+        # Taken as every other command takes them, so one set of flags serves a script's every call;
+        # files reads and writes no vectors, so they change nothing here.
+        parser.add_argument(
+            "--cache-dir", default=None, help="accepted as the other commands take it; files uses no cache"
+        )
+        parser.add_argument("--no-cache", action="store_true", help="accepted; files uses no cache")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     return parser
 

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 
 from raglens.embedding_events import ModelReady
 from raglens.precision import is_exact, precision_label
 from raglens.windows import WindowParams
+
+LAST_TO_GO = 99
+"""The drop level of a part's shorter form: the time left goes only when nothing else is left to drop."""
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Words of the status line, when they are left out (lower first, None never), and a shorter form
+    that replaces them then, if any."""
+
+    drop: int | None
+    words: Text
+    shorter: _Part | None = None
 
 
 def status_text(
@@ -18,31 +33,71 @@ def status_text(
     total: int | None,
     windows_per_second: float | None,
     from_cache: int = 0,
+    *,
+    width: int | None = None,
 ) -> Text:
-    """``model · dims · token limit · window params · k · embedded i/n (rate, ETA)``."""
-    text = Text()
+    """``model · precision · engine · dims · token limit · device · window params · k · embedded i/n
+    (rate, time left)``, fitted to ``width`` columns by leaving out the least useful parts first.
+
+    What goes first: the device, the dimension, the engine, the cache count, the token limit, an
+    exact precision (an approximate one stays, in yellow), the rate's words; the model, the window
+    parameters, k and the progress numbers go last, so at 80 columns the line still says how far the
+    index is and how long it has left.
+    """
+    parts: list[_Part] = []
+
+    def add(drop: int | None, words: str, style: str = "", shorter: str | None = None) -> None:
+        short = None if shorter is None else _Part(LAST_TO_GO, Text(shorter, style=style))
+        parts.append(_Part(drop, Text(words, style=style), short))
+
     if model is None:
-        text.append(f"{model_label}: loading (importing the model libraries takes a while)", style="yellow")
+        add(None, f"{model_label}: loading")
+        add(3, " (importing the model libraries takes a while)", "yellow")
     else:
-        text.append(model.name, style="bold")
-        text.append(" · ")
+        add(None, model.name, "bold")
         approximate = not is_exact(model.precision)
-        text.append(precision_label(model.precision), style="bold yellow" if approximate else "")
-        limit = f"reads {model.max_seq_length} tokens" if model.max_seq_length else "reads everything"
-        text.append(f" · {model.engine} · {model.dimension} d · {limit} · {model.device}")
-    text.append(f" · {params.describe()} · k={k}")
+        label = f" · {precision_label(model.precision)}"
+        add(None if approximate else 6, label, "bold yellow" if approximate else "")
+        add(2, f" · {model.engine}")
+        add(1, f" · {model.dimension} d")
+        add(5, f" · reads {model.max_seq_length} tokens" if model.max_seq_length else " · reads everything")
+        add(0, f" · {model.device}")
+    add(None, f" · {params.describe()}")
+    add(8, f" · k={k}")
     if total is None:
-        text.append(" · reading the corpus", style="yellow")
+        add(None, " · reading the corpus", "yellow")
     elif embedded < total:
-        text.append(f" · embedded {embedded:,}/{total:,}", style="yellow")
+        add(None, f" · embedded {embedded:,}/{total:,}", "yellow")
         if windows_per_second:
-            eta = (total - embedded) / windows_per_second
-            text.append(f" ({windows_per_second:.0f} windows/s, ETA {eta:.0f} s)", style="yellow")
+            left = duration((total - embedded) / windows_per_second)
+            add(7, f" ({windows_per_second:.0f} windows/s, {left} left)", "yellow", f" ({left} left)")
     else:
-        text.append(f" · {total:,} windows embedded", style="green")
+        add(None, f" · {total:,} windows embedded", "green")
     if from_cache:
-        text.append(f" ({from_cache:,} from the cache)", style="green")
+        add(4, f" ({from_cache:,} from the cache)", "green")
+    if width is not None:
+        for level in [*sorted({part.drop for part in parts if part.drop is not None}), LAST_TO_GO]:
+            if sum(part.words.cell_len for part in parts) <= width:
+                break
+            parts = [
+                (part.shorter or part) if part.drop == level else part
+                for part in parts
+                if part.drop != level or part.shorter is not None
+            ]
+    text = Text()
+    for part in parts:
+        text.append_text(part.words)
     return text
+
+
+def duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``2 h 05 min``: as precise as a time left can honestly be."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int, precision: str) -> Text:

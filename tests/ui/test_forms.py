@@ -83,6 +83,19 @@ async def test_a_bad_size_in_the_w_form_is_the_shared_message() -> None:
         assert isinstance(app.screen, SettingsScreen)
 
 
+@pytest.mark.parametrize(
+    ("key", "screen", "field"), [("w", SettingsScreen, "#settings-size"), ("v", VersusScreen, "#versus-size")]
+)
+async def test_both_forms_open_on_the_size_so_typed_digits_land_there(key, screen, field) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.main.corpus is not None, "the corpus")
+        await pilot.press("escape", key)
+        await wait_until(pilot, lambda: screen_shown(app, screen, field), "the form")
+        await pilot.press("ctrl+a", "ctrl+k", "8", "0", "0")  # the form's first keys, typed at once
+        assert app.screen.query_one(field, Input).value == "800"
+
+
 async def test_a_quoted_model_with_a_comma_in_the_x_form_is_one_value() -> None:
     app = make_app()
     chosen: list[GridRequest | None] = []

@@ -31,13 +31,38 @@ def record_openings(app: RaglensApp) -> list[tuple[str, str | None]]:
     return openings
 
 
-async def test_a_launch_question_draws_its_hits_before_the_first_file() -> None:
-    """The first file's paint took ~0.1 s of the UI thread that the first hits waited for."""
+async def test_a_launch_question_draws_its_hits_then_opens_its_top_hit() -> None:
+    """The first file's paint took ~0.1 s of the UI thread that the first hits waited for; then the
+    window view shows the top hit's window, not the corpus's first file."""
     app = make_app(query=QUERY)
+    rankings, record = ranking_recorder()
     openings = record_openings(app)
-    async with app.run_test(size=(160, 45)) as pilot:
+    tops: list[tuple[str, int]] = []
+    show_file = app.main.show_file
+
+    def recording(path: str, current: int | None, **options: bool) -> None:
+        result = app.main.last_result
+        if result is not None and result.hits:
+            tops.append((result.hits[0].window.path, result.hits[0].window.index))
+        show_file(path, current, **options)
+
+    app.main.show_file = recording  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, 5) and bool(openings), "hits, then a file")
-        assert openings[0] == (FIRST_FILE, QUERY), "the file opened once the hits were drawn"
+        assert openings[0][1] == QUERY, "the file opened once the hits were drawn"
+        assert openings[0][0] == tops[0][0] != FIRST_FILE, "the top hit's file"
+        final = app.main.last_result
+        assert final is not None
+        top = final.hits[0].window
+        await wait_until(
+            pilot, lambda: app.main.shown_window == (top.path, top.index), "the final top hit's window"
+        )
+        app.main.action_next_window()  # the user moves: the view is theirs from now on
+        moved = app.main.shown_window
+        seen = len(rankings)
+        app.main.rerank(now=True)
+        await wait_until(pilot, lambda: len(rankings) > seen and fully_ranked(app, 5), "a ranking again")
+        assert app.main.shown_window == moved != (top.path, top.index)
 
 
 async def test_without_a_question_the_first_file_opens_with_the_corpus() -> None:

@@ -37,6 +37,8 @@ class SettingsScreen(ModalScreen[Settings | None]):
     """A small form; Apply closes it with the new settings, Escape without."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
+    AUTO_FOCUS = "#settings-size"
+    """As the v form: the size is what people change, and digits typed at once land in it."""
 
     def __init__(self, current: Settings) -> None:
         super().__init__()

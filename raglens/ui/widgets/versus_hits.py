@@ -6,12 +6,13 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from raglens.display import fit_citation, similarity_bar
+from raglens.display import fit_citation, shortest_citation, similarity_bar
 from raglens.printable import printable, printable_name
 from raglens.ui.widgets.fitted_text import FittedText
 
 if TYPE_CHECKING:
     from raglens.compare import VersusRanking
+    from raglens.search import Hit
 
 BAR_WIDTH = 10
 BAR_FROM = 60
@@ -30,24 +31,44 @@ def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | 
     shared = f"{comparison.shared} of A's {len(comparison.a)} hits"
     text.append(f"\ntop-{k} overlap: {shared} have their text in B's top {k}", style="dim")
     for hit, movement in zip(result.hits, comparison.b, strict=True):
-        line = Text(f"\n{hit.rank:>2} ", style="bold")
-        line.append(f"{hit.score:.3f} ", style="bold cyan")
-        if width is None or width >= BAR_FROM:
-            line.append(similarity_bar(hit.score, BAR_WIDTH) + " ", style="cyan")
-        moved = movement.describe(k, side="b")
-        window = hit.window
-        line_range = f":L{window.line_start}-L{window.line_end}"
-        room = None if width is None else max(width - line.cell_len - len(moved) - 2, 1)
-        path = printable_name(window.path)
-        citation = path + line_range if room is None else fit_citation(path, line_range, room)
-        line.append(citation, style="green")
-        line.append(f"  {moved}", style="magenta")
-        text.append_text(line)
+        text.append_text(_hit_line(hit, movement.describe(k, side="b"), width))
     moves = " · ".join(f"{m.rank} {m.describe(k, side='a')}" for m in comparison.a)
     text.append(f"\nA's hits in B: {moves}", style="dim")
     for move in ranking.expected:
         text.append("\n" + move.describe(), style="bold")
     return text
+
+
+def _hit_line(hit: Hit, moved: str, width: int | None) -> Text:
+    """One of B's hits: rank, score, bar, citation and movement on one line where the citation keeps
+    its file name whole; else without the bar, then with the movement on a line of its own, then the
+    citation too (folders shortened, never the file name: ``…_applications.py`` beside
+    ``…/applications.py`` read as one file)."""
+    window = hit.window
+    line_range = f":L{window.line_start}-L{window.line_end}"
+    path = printable_name(window.path)
+    head = Text(f"{hit.rank:>2} ", style="bold")
+    head.append(f"{hit.score:.3f} ", style="bold cyan")
+    if width is None:
+        head.append(similarity_bar(hit.score, BAR_WIDTH) + " ", style="cyan")
+        head.append(path + line_range, style="green")
+        head.append(f"  {moved}", style="magenta")
+        return Text("\n") + head
+    shortest = len(shortest_citation(path, line_range))
+    with_bar = width >= BAR_FROM and width - head.cell_len - BAR_WIDTH - 1 - len(moved) - 2 >= shortest
+    if with_bar:
+        head.append(similarity_bar(hit.score, BAR_WIDTH) + " ", style="cyan")
+    room = width - head.cell_len
+    if room - len(moved) - 2 >= shortest:
+        head.append(fit_citation(path, line_range, room - len(moved) - 2), style="green")
+        head.append(f"  {moved}", style="magenta")
+    elif room >= shortest:
+        head.append(fit_citation(path, line_range, room), style="green")
+        head.append(f"\n   {moved}", style="magenta")
+    else:
+        head.append(f"\n   {fit_citation(path, line_range, max(width - 3, shortest))}", style="green")
+        head.append(f"\n   {moved}", style="magenta")
+    return Text("\n") + head
 
 
 class VersusHits(FittedText[tuple[str, "VersusRanking | None", int]]):

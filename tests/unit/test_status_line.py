@@ -1,0 +1,43 @@
+"""The status line at any width: the numbers a user watches stay, the least useful words go first."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from raglens.embedding_events import ModelReady
+from raglens.ui.status import status_text
+from raglens.windows import WindowParams
+
+MODEL = ModelReady("all-MiniLM-L6-v2", 384, 256, "cpu", "fp32", "onnxruntime")
+BF16 = ModelReady("all-MiniLM-L6-v2", 384, 256, "cpu", "bf16", "sentence-transformers")
+
+
+def indexing(width: int | None, model: ModelReady = MODEL) -> str:
+    return status_text(model, "m", WindowParams(), 5, 9_096, 100_636, 31.0, 5_000, width=width).plain
+
+
+@given(st.integers(58, 200))
+def test_while_indexing_the_progress_and_time_left_stay_and_it_fits(width: int) -> None:
+    line = indexing(width)
+    assert "embedded 9,096/100,636" in line
+    assert "all-MiniLM-L6-v2" in line and "1000/200 chars" in line
+    assert len(line) <= width, (width, line)
+    if width >= 72:  # 80 columns less the line's padding
+        assert "49 min left)" in line, "the time left fits at 80 columns"
+    if width >= 110:
+        assert "(31 windows/s, 49 min left)" in line
+
+
+def test_the_least_useful_words_go_first() -> None:
+    whole = indexing(None)
+    assert "cpu" in whole and "384 d" in whole and "onnxruntime" in whole
+    at_100 = indexing(100)
+    assert "384 d" not in at_100 and " · cpu" not in at_100
+    assert "embedded 9,096/100,636 (31 windows/s, 49 min left)" in at_100
+    assert ")" in at_100[-2:], "never cut inside a parenthesis"
+
+
+def test_an_approximate_precision_is_never_left_out() -> None:
+    assert "bf16 ≈ approximate" in indexing(60, BF16)
+    assert "fp32" not in indexing(80)

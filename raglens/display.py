@@ -65,3 +65,13 @@ def fit_citation(path: str, line_range: str, room: int) -> str:
     if 0 <= slash < len(tail) - 1 and "/" in path[: len(path) - len(tail) + slash]:
         tail = tail[slash:]  # start at a folder boundary: "…/name.py", not "…me/name.py"
     return "…" + tail + line_range
+
+
+def duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``2 h 05 min``: as precise as a time left can honestly be."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"

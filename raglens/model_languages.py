@@ -17,7 +17,7 @@ MULTILINGUAL_HINTS = ("multilingual", "labse", "xlm", "bge-m3", "distiluse", "-m
 
 _ENGLISH_ONLY_NAMES = re.compile(
     r"(^|/)(all-(minilm|mpnet|distilroberta)|multi-qa-|msmarco-|paraphrase-(minilm|mpnet|albert)|"
-    r"bge-(small|base|large)-en|e5-(small|base|large)(-v2)?$|gte-(small|base|large)$|nomic-embed-text)",
+    r"bge-(small|base|large)-en|e5-(small|base|large)(-v2)?$|gte-(small|base|large)$|nomic-embed-text(-v1(\.5)?)?$)",
     re.IGNORECASE,
 )
 """Widely used sentence-transformers models trained on English only (their cards say ``language: en``)."""

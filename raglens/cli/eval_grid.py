@@ -37,6 +37,7 @@ from raglens.diagnostics.grid import (
     varied_keys,
 )
 from raglens.diagnostics.grid_pace import EmbeddingPace, RowToEmbed, seconds_left
+from raglens.display import duration
 from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.fingerprint import max_seq_length_of, model_folder
 from raglens.grid_events import GridCase, GridEvent, GridRowDone, GridStarted, RowFigures, encode
@@ -105,8 +106,9 @@ UPDATE_SECONDS = 2.0
 """The least time between two time-left updates while a row embeds."""
 
 
-PACE_KEYS = ("model", "max_seq_length", "precision")
-"""What decides how fast windows embed, besides the windows: a pace is measured for each."""
+PACE_KEYS = ("model", "max_seq_length", "precision", "unit", "size")
+"""What decides how fast windows embed: a pace is measured for each, so a 400-character row's pace
+is never lent to a row of 2,000-character windows (each takes several times longer)."""
 
 
 class _GridProgress:
@@ -210,6 +212,7 @@ def run_grid(
     corpus = read_corpus_named(args, narrator)  # once: every row cuts the same files
     done: list[tuple[GridRow, PreparedIndex]] = []
     total = len(configs)
+    narrator.say(f"counting the windows each of the {total} configurations has to embed (for the time left)")
     planned = [windows_to_embed(config, settings, corpus, stderr) for config in configs]
 
     def heard(event: GridEvent) -> None:
@@ -221,7 +224,7 @@ def run_grid(
     progress = _GridProgress(configs, planned, heard)
     for number, config in enumerate(configs, 1):
         left = progress.start_row(number - 1)
-        eta = "" if left is None else f"; about {left} s left at the pace so far"
+        eta = "" if left is None else f"; about {duration(left)} left"
         narrator.say(f"grid {number}/{total}: {config.describe()}{eta}")
         row, prepared = evaluate_config(
             args, config, settings, cases, corpus, narrator, stderr, watch=progress.watch

@@ -51,7 +51,7 @@ def diagnostics_document(diagnostics: QueryDiagnostics, *, cosine: bool = True) 
         "language": None
         if diagnostics.language is None
         else {
-            "question": diagnostics.language.code,
+            "code": diagnostics.language.code,
             "confidence": diagnostics.language.confidence,
             "model_reads_it": diagnostics.language.model_reads_it,
             "note": diagnostics.language.describe(),

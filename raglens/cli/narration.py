@@ -16,6 +16,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from raglens.display import duration
 from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
 
 
@@ -30,7 +31,7 @@ class TimeLeftColumn(TimeRemainingColumn):
         if "seconds_left" not in task.fields:
             return super().render(task)
         left = task.fields["seconds_left"]
-        return Text("" if left is None else f"~{left} s left", style="progress.remaining")
+        return Text("" if left is None else f"~{duration(left)} left", style="progress.remaining")
 
 
 class Narrator:

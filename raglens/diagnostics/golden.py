@@ -18,7 +18,10 @@ from raglens.errors import BadInputError
 
 MODES = ("all", "any")
 CASE_KINDS = ("identifier", "prose", "other-language", "unanswerable")
-"""The kinds a case saved from the explorer can have: the failure lab's families of question."""
+"""The kinds a case saved from the explorer can have: the failure lab's families of question
+(``unanswerable`` is also what a negative without a kind is counted as)."""
+NEGATIVE_KINDS = ("unanswerable", "other-language")
+"""The kinds a negative case can have: a question nothing answers, in the model's language or not."""
 
 
 class GoldenFileError(BadInputError):
@@ -104,7 +107,7 @@ def _case_from(document: Any, line: int) -> GoldenCase:
     mode = document.get("mode", "all")
     if mode not in MODES:
         raise ValueError(f'"mode" must be "all" or "any", got {mode!r}')
-    kind = document.get("kind", "negative" if not expect else "unlabelled")
+    kind = document.get("kind", "unanswerable" if not expect else "unlabelled")
     if not isinstance(kind, str) or not kind.strip():
         raise ValueError('"kind" must be a non-empty string when given')
     refs = tuple(ExpectedRef.parse(entry) for entry in expect)

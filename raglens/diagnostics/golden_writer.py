@@ -15,8 +15,6 @@ from pathlib import Path
 
 from raglens.diagnostics.golden import MAX_GOLDEN_BYTES, GoldenFileError, parse_golden_line
 from raglens.diagnostics.lexical import query_identifier
-from raglens.diagnostics.question_language import question_language
-from raglens.model_languages import ModelLanguages
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,8 @@ def held_at(golden_text: str, case: NewCase) -> str | None:
 
 
 def read_golden_text(path: Path) -> str:
-    """The golden file's text as far as a case check needs it; empty when there is no file yet."""
+    """The golden file's text; empty when there is no file yet, an error past MAX_GOLDEN_BYTES (raglens
+    eval would refuse that file, so a case added to it would never be read)."""
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_GOLDEN_BYTES + 1)
@@ -75,23 +74,30 @@ def read_golden_text(path: Path) -> str:
         return ""
     except OSError as error:
         raise GoldenFileError(f"cannot read {path}: {error.strerror or error}") from None
+    if len(data) > MAX_GOLDEN_BYTES:
+        raise GoldenFileError(
+            f"{path} is larger than {MAX_GOLDEN_BYTES // 2**20} MiB: raglens eval reads no more"
+        )
     return data.decode("utf-8-sig", errors="replace")
 
 
-def check_case(path: Path, case: NewCase) -> None:
-    """Raise CaseRefused, saying which line, if the golden file at ``path`` already holds the question."""
-    why = held_at(read_golden_text(path), case)
+def check_case(path: Path, case: NewCase) -> str:
+    """The golden file's text, after checking it does not hold the question (CaseRefused, with its line)."""
+    text = read_golden_text(path)
+    why = held_at(text, case)
     if why is not None:
-        raise CaseRefused(f"not saved: {why} of {path}")
+        raise CaseRefused(f"not saved: {path}: {why}")
+    return text
 
 
 def append_case(path: Path, case: NewCase) -> int:
     """Append ``case`` to the golden file at ``path`` as one line; return its line number.
 
-    One ``write`` on a file opened for appending: a reader sees the file as it was or with the whole
-    line. A short write (a full disk) is cut back off, so the file ends as it was.
+    One ``write`` on a file opened for appending, so the line is never interleaved with another
+    writer's on a local file system. A short write (a full disk) is cut back off when nothing else was
+    appended meanwhile, so the file ends as it was.
     """
-    check_case(path, case)
+    text = check_case(path, case)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -100,19 +106,21 @@ def append_case(path: Path, case: NewCase) -> int:
     try:
         size = os.fstat(descriptor).st_size
         ends_cleanly = size == 0 or _last_byte(path) == b"\n"
-        line = ("" if ends_cleanly else "\n") + case.json_line() + "\n"
-        payload = line.encode("utf-8")
+        payload = (("" if ends_cleanly else "\n") + case.json_line() + "\n").encode("utf-8")
+        written = 0
         try:
             written = os.write(descriptor, payload)
             if written != len(payload):
                 raise OSError(f"wrote {written} of {len(payload)} bytes")
             os.fsync(descriptor)
         except OSError as error:
-            os.ftruncate(descriptor, size)  # the file as it was, not a torn line
+            if os.fstat(descriptor).st_size == size + written:  # only our bytes came after ``size``
+                os.ftruncate(descriptor, size)
             raise GoldenFileError(f"cannot write {path}: {error.strerror or error}") from None
     finally:
         os.close(descriptor)
-    return read_golden_text(path).count("\n")
+    # The lines the check read, a separator if the last had no newline, then this one.
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1) + 1
 
 
 def _last_byte(path: Path) -> bytes:
@@ -121,13 +129,14 @@ def _last_byte(path: Path) -> bytes:
         return handle.read(1)
 
 
-def suggested_kind(query: str, *, negative: bool, languages: ModelLanguages | None) -> str:
-    """The kind a new case most likely is: unanswerable, an identifier, another language, or prose."""
+def suggested_kind(query: str, *, negative: bool, other_language: bool) -> str:
+    """The kind a new case most likely is: unanswerable, an identifier, another language, or prose.
+
+    ``other_language``: the question was told to be in a language the model does not read (as its
+    ranking's diagnostics say: nothing is identified twice).
+    """
     if negative:
         return "unanswerable"
     if query_identifier(query) is not None:
         return "identifier"
-    language = question_language(query, languages)
-    if language is not None and not language.model_reads_it:
-        return "other-language"
-    return "prose"
+    return "other-language" if other_language else "prose"

@@ -1,11 +1,12 @@
 """How long the rest of an eval grid should take, from the windows it still has to embed.
 
 A configuration whose windows all come from the cache takes seconds; one that embeds them all can take
-minutes. A pace per configuration done says "about 1 s left" after a cached row while the next one embeds
-for half a minute, so the time left is the windows still to embed at each model's measured pace (windows
-embedded, never those taken from the cache, per second spent embedding them), plus each unfinished row's
-share of everything else (cutting, the cache, loading, scoring) at the finished rows' mean. Where a figure
-it needs is not measured yet, there is no time left to show rather than a wrong one.
+minutes. A pace per configuration done says "about 1 s left" after a cached row while the next one
+embeds for half a minute, so the time left is the windows still to embed at the pace measured for each
+model and window size (windows embedded, never those taken from the cache, per second spent embedding
+them), plus each unfinished row's share of everything else (cutting, the cache, loading, scoring) at
+the finished rows' mean. Where a figure it needs is not measured yet, there is no time left to show
+rather than a wrong one.
 """
 
 from __future__ import annotations

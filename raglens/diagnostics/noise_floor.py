@@ -11,6 +11,7 @@ measure and judge with it.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -49,24 +50,25 @@ class NoiseFloor:
 
     controls: tuple[ControlScore, ...]
 
-    @property
+    @functools.cached_property
     def tops(self) -> np.ndarray:
+        """The control questions' best scores, in their order."""
         return np.array([control.top_score for control in self.controls], dtype=np.float64)
 
-    @property
+    @functools.cached_property
     def low(self) -> float:
         return float(self.tops.min())
 
-    @property
+    @functools.cached_property
     def high(self) -> float:
         return float(self.tops.max())
 
-    @property
+    @functools.cached_property
     def edge(self) -> float:
         """The 95th percentile of the control questions' best scores."""
         return float(np.percentile(self.tops, EDGE_PERCENTILE))
 
-    @property
+    @functools.cached_property
     def spread(self) -> float:
         """The standard deviation of the control questions' best scores (0 for a single one)."""
         tops = self.tops

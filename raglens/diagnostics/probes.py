@@ -19,6 +19,7 @@ from raglens.diagnostics.lexical import (
     query_identifier,
 )
 from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, NoiseFloor, NoiseVerdict
+from raglens.diagnostics.question_language import question_language
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.lines import LineIndex
 from raglens.model_languages import ModelLanguages
@@ -396,18 +397,26 @@ def probe_unanswerable(context: ProbeContext, answerable_tops: Sequence[float]) 
             f"All {len(noise.controls)} off-topic questions topped at {noise.low:.3f}-{noise.high:.3f}; "
             f"{noise.describe_band()}."
         )
+        outliers = sum(noise.stands_above(control.top_score) for control in noise.controls)
+        if outliers:
+            lines.append(
+                f"{outliers} of the off-topic questions score above the band themselves: the band's edge "
+                "is a percentile, so an outlier does not move it, and a hit there is no answer either."
+            )
     if answerable_tops and noise is not None:
         verdicts = [noise.verdict(top) for top in answerable_tops]
         above = verdicts.count(NoiseVerdict.ABOVE)
         undecided = verdicts.count(NoiseVerdict.UNDECIDED)
+        separable = min(answerable_tops) > noise.high
         lines.append(
             f"The real questions above topped at {min(answerable_tops):.3f}-{max(answerable_tops):.3f}: "
             f"{above} of {len(answerable_tops)} clearly above the band, {undecided} undecided, "
-            f"{len(answerable_tops) - above - undecided} within it"
+            f"{len(answerable_tops) - above - undecided} within it; "
             + (
-                ": a score floor at the band's top would keep those and refuse the off-topic ones."
-                if above == len(answerable_tops)
-                else ": no floor separates them: an off-topic question scores as high as a real one."
+                f"every one of them beats every off-topic question ({noise.high:.3f}): a score floor "
+                "between them would refuse those and keep these."
+                if separable
+                else "no floor separates them: an off-topic question scores as high as a real one."
             )
         )
     lines.append("Naive RAG has no floor: it always returns k windows, however far they are.")
@@ -419,7 +428,10 @@ def probe_query(context: ProbeContext, query: str) -> ProbeResult:
     result = context.rank(query, context.k)
     lines = [f"{hit.rank}. {hit.window.citation} ({hit.score:.3f})" for hit in result.hits]
     noise = context.noise
-    if noise is not None:
+    language = question_language(query, context.languages)
+    if language is not None and not language.model_reads_it:
+        lines.append(f"No noise verdict: {language.describe()}.")
+    elif noise is not None:
         verdicts = [noise.verdict(hit.score) for hit in result.hits]
         lines.append(
             f"{verdicts.count(NoiseVerdict.ABOVE)} of {len(result.hits)} hits stand above the noise band, "

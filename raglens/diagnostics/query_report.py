@@ -99,8 +99,8 @@ def diagnose_query(
     straddles = tuple(
         straddle
         for straddle in find_straddles(result.hits)
-        if noise is None
-        or (not unread and noise.stands_above(max(straddle.first.score, straddle.second.score)))
+        if not unread
+        and (noise is None or noise.stands_above(max(straddle.first.score, straddle.second.score)))
     )
     return QueryDiagnostics(
         score_profile(result.scores, k),

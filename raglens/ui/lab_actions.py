@@ -6,6 +6,8 @@ messages; the handlers here own the state they add.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -16,7 +18,13 @@ from raglens.errors import BadInputError
 from raglens.printable import printable, printable_name
 from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.futures import result_unless_cancelled
-from raglens.ui.messages import ProbesReady, PromptReady
+from raglens.ui.messages import (
+    GoldenCaseChecked,
+    GoldenCaseDone,
+    ProbesReady,
+    PromptReady,
+    while_shown,
+)
 from raglens.ui.pins import Pins
 from raglens.ui.screens.pin import PinScreen
 from raglens.ui.screens.report import ReportScreen
@@ -27,6 +35,7 @@ from raglens.ui.widgets.window_view import FileLens
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from concurrent.futures import Future
+    from pathlib import Path
 
     import numpy as np
 
@@ -121,7 +130,7 @@ class LabActions(ExplorerScreen):
             pins = None
         answers = dict(pins.answers) if pins is not None else {}
         answers.update(resolved)
-        self.pins = Pins(question, answers)
+        self.pins = Pins(question, MappingProxyType(answers))  # read by ranking workers: never changed
         return True
 
     def action_unpin(self) -> None:
@@ -170,36 +179,54 @@ class LabActions(ExplorerScreen):
         self._offer_case(query, ())
 
     def _offer_case(self, query: str, refs: tuple[str, ...]) -> None:
-        """Refuse at once a question the golden file holds; else let the user choose a kind, then save."""
-        from raglens.diagnostics.golden_writer import NewCase, check_case, suggested_kind
-        from raglens.model_languages import languages_of
+        """Check the golden file in a worker; if it lacks the question, let the user choose a kind."""
+        from raglens.diagnostics.golden_writer import NewCase, suggested_kind
 
-        target = self.golden_path()
+        diagnostics = self.last_diagnostics  # the question's language, told when it was ranked
+        other = diagnostics is not None and diagnostics.unread_language
+        kind = suggested_kind(query, negative=not refs, other_language=other)
+        self.check_golden_case(NewCase(query, refs, kind), self.golden_path())
+
+    @work(thread=True, exclusive=True, group="golden", exit_on_error=False, description="golden file")
+    def check_golden_case(self, case: NewCase, target: Path) -> None:
+        from raglens.diagnostics.golden_writer import check_case
+
         try:
-            check_case(target, NewCase(query, refs, "prose"))
+            check_case(target, case)
         except BadInputError as error:
-            self.notify(
-                printable(str(error)), title="not saved", severity="warning", timeout=10, markup=False
-            )
+            self.post_message(GoldenCaseDone(str(error), saved=False))
             return
-        languages = languages_of(self.a.config.model, self.config.engine.embedder_factory)
-        suggested = suggested_kind(query, negative=not refs, languages=languages)
-        self.app.push_screen(
-            SaveCaseScreen(query, refs, str(target), suggested),
-            lambda kind: self._save_case(NewCase(query, refs, kind)) if kind else None,
-        )
+        self.post_message(GoldenCaseChecked(case, target))
 
-    def _save_case(self, case: NewCase) -> None:
+    @while_shown
+    def on_golden_case_checked(self, message: GoldenCaseChecked) -> None:
+        case, target = message.case, message.target
+
+        def chosen(kind: str | None) -> None:
+            if kind is not None:
+                self.write_golden_case(replace(case, kind=kind), target)
+
+        self.app.push_screen(SaveCaseScreen(case.query, case.expect, str(target), case.kind), chosen)
+
+    @work(thread=True, exclusive=True, group="golden", exit_on_error=False, description="golden file")
+    def write_golden_case(self, case: NewCase, target: Path) -> None:
         from raglens.diagnostics.golden_writer import append_case
 
-        target = self.golden_path()
         try:
             line = append_case(target, case)
         except BadInputError as error:
-            self.notify(printable(str(error)), title="not saved", severity="error", timeout=10, markup=False)
+            self.post_message(GoldenCaseDone(str(error), saved=False))
             return
         what = "negative case" if case.is_negative else "case"
-        self.notify(f"saved the {what} as line {line} of {target} ({case.kind})", timeout=6, markup=False)
+        self.post_message(GoldenCaseDone(f"saved the {what} as line {line} of {target} ({case.kind})", True))
+
+    def on_golden_case_done(self, message: GoldenCaseDone) -> None:
+        if message.saved:
+            self.notify(printable(message.note), timeout=6, markup=False)
+        else:
+            self.notify(
+                printable(message.note), title="not saved", severity="warning", timeout=10, markup=False
+            )
 
     # The prompt.
 

@@ -12,11 +12,14 @@ from textual.message import Message
 from raglens.embedding_events import ProcessEvent
 
 if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the first frame
+    from pathlib import Path
+
     import numpy as np
     from textual.app import App
 
     from raglens.compare import VersusRanking
     from raglens.corpus import Corpus
+    from raglens.diagnostics.golden_writer import NewCase
     from raglens.diagnostics.probes import ProbeResult
     from raglens.diagnostics.prompt import PromptPreview
     from raglens.diagnostics.query_report import QueryDiagnostics
@@ -51,6 +54,30 @@ class RunEvent(Message):
     incarnation: int
     """Which of the run's processes reported it (each restart starts the next)."""
     event: ProcessEvent
+
+
+@dataclass
+class LanguageIdentifierReady(Message):
+    """The language identifier is loaded (or failed to, ``error``): rankings can tell a question's
+    language from now on."""
+
+    error: str | None = None
+
+
+@dataclass
+class GoldenCaseChecked(Message):
+    """The golden file does not hold the question yet: the user can choose the case's kind."""
+
+    case: NewCase
+    target: Path
+
+
+@dataclass
+class GoldenCaseDone(Message):
+    """A golden case was saved, or refused (``saved`` False), as ``note`` says."""
+
+    note: str
+    saved: bool
 
 
 @dataclass

@@ -21,7 +21,7 @@ from raglens.printable import printable
 from raglens.run import Question
 from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.futures import result_unless_cancelled
-from raglens.ui.messages import ControlsEmbedded, RankingReady, while_shown
+from raglens.ui.messages import ControlsEmbedded, LanguageIdentifierReady, RankingReady, while_shown
 from raglens.ui.status import ranked_summary
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.score_strip import ScoreStrip
@@ -44,8 +44,8 @@ QUERY_DEBOUNCE_S = 0.2
 RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
 FIRST_FILE_WAIT_S = 1.0
-"""Launched with a question, its top hit's file opens once its hits are drawn; with no hits after this
-long, the corpus's first file opens."""
+"""Launched with a question, its top hit's window opens once its hits are drawn; with no hits after
+this long (a cold start), the corpus's first file opens, and the top hit replaces it when it comes."""
 
 
 class Questions(ExplorerScreen):
@@ -103,14 +103,30 @@ class Questions(ExplorerScreen):
 
     @work(thread=True, exclusive=True, group="controls", exit_on_error=False, description="noise floor")
     def embed_controls(self, vectors: dict[str, Future[np.ndarray]]) -> None:
-        """Wait for the control questions' vectors, which make the noise band behind every query; load
-        the language identifier meanwhile, which says when a question's band verdict means nothing."""
-        from raglens.diagnostics.question_language import load_identifier
-
-        load_identifier()
+        """Wait for the control questions' vectors, which make the noise band behind every query."""
         answered = {question: result_unless_cancelled(vector) for question, vector in vectors.items()}
         if all(vector is not None for vector in answered.values()):
             self.post_message(ControlsEmbedded({q: v for q, v in answered.items() if v is not None}))
+
+    @work(thread=True, exclusive=True, group="languages", exit_on_error=False, description="languages")
+    def load_language_identifier(self) -> None:
+        """Load the language identifier (~0.7 s), which says when a question's noise verdict means
+        nothing; until it is loaded, rankings go without the language check rather than wait."""
+        from raglens.diagnostics.question_language import load_identifier
+
+        try:
+            load_identifier()
+        except Exception as error:  # a damaged install: the explorer works without the check
+            self.post_message(LanguageIdentifierReady(f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(LanguageIdentifierReady())
+
+    @while_shown
+    def on_language_identifier_ready(self, message: LanguageIdentifierReady) -> None:
+        if message.error is not None:
+            self.narrate(f"no language check: the identifier did not load ({message.error})")
+            return
+        self.rerank(now=True)  # the question on screen may be in a language the model does not read
 
     def ask_control_questions(self) -> None:
         """Embed the off-topic control questions once per model, for the noise band behind every query."""
@@ -262,6 +278,7 @@ class Questions(ExplorerScreen):
         if self._query_text.strip():
             self.submit_query()
         self.ask_control_questions()
+        self.call_after_refresh(self.load_language_identifier)  # after the first frame: it imports numpy
 
     def ask_again(self) -> None:
         """A's engine (re)opened: ask what its process was not asked, or asked and lost."""
@@ -296,6 +313,8 @@ class Questions(ExplorerScreen):
             self._follow_top_hit(result)
         elif path in self.a.file_rows:
             self.show_file(path, 0)
+            if self._query_text.strip():
+                self._following = self.shown_window  # no hits yet: the top hit replaces it when they come
 
     def _follow_top_hit(self, result: SearchResult) -> None:
         """Show the launch question's top hit, and keep showing the top hit as more windows rank,

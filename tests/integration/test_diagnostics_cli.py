@@ -47,7 +47,7 @@ def test_search_and_probe_judge_with_one_noise_band(capsys: pytest.CaptureFixtur
     said = f"noise edge {band['edge']:.3f} ± {band['spread']:.3f}"
     assert any(said in line for line in unanswerable["explanation"]), (said, unanswerable["explanation"])
     german = run_json(capsys, "search", str(SAMPLE_CORPUS), "wie starte ich einen Worker?", "-q")
-    assert german["diagnostics"]["language"]["question"] == "de"
+    assert german["diagnostics"]["language"]["code"] == "de"
     assert german["diagnostics"]["language"]["model_reads_it"] is False
     assert all(hit["noise"] is None and hit["above_noise"] is None for hit in german["hits"])
     assert main(["search", str(SAMPLE_CORPUS), "wie starte ich einen Worker?", "-q"]) == 0
@@ -101,9 +101,9 @@ def test_eval_reports_recall_mrr_kinds_calibration_and_saves_a_ledger_row(
     drain = rows["drain_pending_jobs"]
     assert drain["found"] and drain["rank"] == drain["ref_ranks"][0]
     assert len(drain["hits"]) == 8
-    assert {kind["kind"] for kind in document["kinds"]} == {"symbol", "prose-en", "prose-de", "negative"}
+    assert {kind["kind"] for kind in document["kinds"]} == {"symbol", "prose-en", "prose-de", "unanswerable"}
     assert 0 < document["recall_at_k"] <= 1 and 0 < document["mrr"] <= 1
-    negatives = [row for row in document["results"] if row["kind"] == "negative"]
+    negatives = [row for row in document["results"] if row["kind"] == "unanswerable"]
     calibration = document["calibration"]
     assert calibration["highest_negative_top"] == max(row["top_score"] for row in negatives)
     found_tops = [row["top_score"] for row in document["results"] if row["found"]]
@@ -127,7 +127,7 @@ def test_eval_reports_recall_mrr_kinds_calibration_and_saves_a_ledger_row(
     assert document["mrr"] == pytest.approx(sum(reciprocal_ranks) / len(reciprocal_ranks))
     lease = rows["what happens when a worker loses its lease?"]
     assert lease["mode"] == "all" and lease["recall"] in (0.0, 0.5, 1.0)
-    (negative_kind,) = [kind for kind in document["kinds"] if kind["kind"] == "negative"]
+    (negative_kind,) = [kind for kind in document["kinds"] if kind["kind"] == "unanswerable"]
     assert negative_kind["mrr"] is None and negative_kind["recall_at_k"] is None
     assert negative_kind["abstain_rate"] == sum(row["top_score"] < 0.25 for row in negatives) / len(negatives)
 

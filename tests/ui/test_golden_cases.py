@@ -67,6 +67,20 @@ async def test_a_pin_stays_with_its_question_and_g_refuses_another(tmp_path: Pat
         await ask(pilot, app, QUERY)  # its own question again: the pin is ranked, and can be saved
         await wait_until(pilot, lambda: f"expected {path}: rank" in strip_text(app), "the pin again")
         assert "pinned for:" not in strip_text(app)
+        app.main.action_leave_query()
+        await pilot.press("g")
+        await wait_until(pilot, lambda: screen_shown(app, SaveCaseScreen, "OptionList:focus"), "the kinds")
+        await pilot.press("enter")
+        await wait_until(pilot, golden.exists, "the golden file")
+        assert json.loads(golden.read_text(encoding="utf-8")) == {
+            "q": QUERY,
+            "expect": [path],
+            "kind": "prose",
+        }
+        await ask(pilot, app, OTHER)  # a pin for another question drops this one's, and says so
+        await pin_first_hit(pilot, app)
+        assert any(f"unpinned 1 answer(s) made for {QUERY!r}" in n.message for n in notices)
+        assert app.main.pins is not None and app.main.pins.question == OTHER
 
 
 async def test_n_saves_a_negative_once_and_not_over_pins(tmp_path: Path) -> None:

@@ -65,6 +65,34 @@ async def test_a_launch_question_draws_its_hits_then_opens_its_top_hit() -> None
         assert app.main.shown_window == moved != (top.path, top.index)
 
 
+async def test_a_slow_first_ranking_opens_the_first_file_then_its_top_hit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cold start ranks after FIRST_FILE_WAIT_S: the first file opens meanwhile, and the top hit
+    replaces it when the hits come, since the user has not moved."""
+    import time
+
+    from raglens.ui import questions, ranking
+
+    real = ranking.rank_for_display
+
+    def slow(*args: object, **options: object) -> object:
+        time.sleep(1.0)  # in the ranking worker: the first file's timer fires first
+        return real(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ranking, "rank_for_display", slow)
+    monkeypatch.setattr(questions, "FIRST_FILE_WAIT_S", 0.2)  # no hits in time, as on a cold start
+    app = make_app(query=QUERY)
+    openings = record_openings(app)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        final = app.main.last_result
+        assert final is not None
+        top = final.hits[0].window
+        await wait_until(pilot, lambda: app.main.shown_window == (top.path, top.index), "the top hit")
+        assert openings[0] == (FIRST_FILE, None), "the first file, while no hits had come"
+
+
 async def test_without_a_question_the_first_file_opens_with_the_corpus() -> None:
     app = make_app()
     openings = record_openings(app)

@@ -41,3 +41,10 @@ def test_the_least_useful_words_go_first() -> None:
 def test_an_approximate_precision_is_never_left_out() -> None:
     assert "bf16 ≈ approximate" in indexing(60, BF16)
     assert "fp32" not in indexing(80)
+
+
+def test_a_model_that_cuts_most_windows_short_says_so_even_at_80_columns() -> None:
+    line = status_text(MODEL, "m", WindowParams(), 5, 66, 66, None, cut_short=0.79, width=78).plain
+    assert "79% cut short" in line and "66 windows embedded" in line and len(line) <= 78
+    wide = status_text(MODEL, "m", WindowParams(), 5, 66, 66, None, cut_short=0.79, width=None).plain
+    assert "the model cuts 79% of windows short" in wide

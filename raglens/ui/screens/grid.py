@@ -20,6 +20,7 @@ from raglens.configuration import (
     parse_k,
     split_axes,
 )
+from raglens.display import duration
 from raglens.errors import BadInputError
 from raglens.printable import printable_name
 from raglens.ui.screens.form_rows import text_row
@@ -113,7 +114,7 @@ class GridRunScreen(ModalScreen[None]):
             yield Static(Text("escape stops the grid", style="dim"))
 
     def show_step(self, number: int, total: int, config: str, seconds_left: int | None) -> None:
-        left = "" if seconds_left is None else f" · about {seconds_left} s left"
+        left = "" if seconds_left is None else f" · about {duration(seconds_left)} left"
         self.query_one("#grid-step", Static).update(Text(printable_name(f"{number}/{total}: {config}{left}")))
         self.query_one("#grid-progress", ProgressBar).update(total=total, progress=number - 1)
 

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from raglens.diagnostics.golden import CASE_KINDS
+from raglens.diagnostics.golden import CASE_KINDS, NEGATIVE_KINDS
 from raglens.printable import printable, printable_name
 
 KIND_NOTES = {
@@ -32,7 +32,8 @@ class SaveCaseScreen(ModalScreen[str | None]):
         self._query = query
         self._refs = refs
         self._target = target
-        self._kinds = (suggested, *(kind for kind in CASE_KINDS if kind != suggested))
+        offered = NEGATIVE_KINDS if not refs else tuple(k for k in CASE_KINDS if k not in ("unanswerable",))
+        self._kinds = (suggested, *(kind for kind in offered if kind != suggested))
 
     def compose(self) -> ComposeResult:
         with Vertical(id="save-case-box"):

@@ -23,7 +23,7 @@ def test_a_golden_file_with_comments_blank_lines_and_every_field(tmp_path: Path)
     assert first.line == 3
     assert first.expect == (ExpectedRef("src/a.py", "Cls.method"), ExpectedRef("docs/b.md"))
     assert first.mode == "any" and first.kind == "symbol"
-    assert second.is_negative and second.kind == "negative" and second.mode == "all"
+    assert second.is_negative and second.kind == "unanswerable" and second.mode == "all"
 
 
 @pytest.mark.parametrize(

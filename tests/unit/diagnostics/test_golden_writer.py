@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from raglens.diagnostics.golden import GoldenFileError, read_golden
 from raglens.diagnostics.golden_writer import CaseRefused, NewCase, append_case, suggested_kind
-from raglens.model_languages import ModelLanguages
 
 questions = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1).filter(lambda q: q.strip())
 
@@ -71,10 +70,8 @@ def test_a_short_write_is_cut_back(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_the_suggested_kind_follows_the_question() -> None:
-    english = ModelLanguages(frozenset({"en"}), "model card")
-    assert suggested_kind("anything", negative=True, languages=english) == "unanswerable"
-    assert suggested_kind("drain_pending_jobs", negative=False, languages=english) == "identifier"
-    assert (
-        suggested_kind("wie starte ich einen Worker?", negative=False, languages=english) == "other-language"
-    )
-    assert suggested_kind("how are failed jobs retried?", negative=False, languages=english) == "prose"
+    assert suggested_kind("anything", negative=True, other_language=False) == "unanswerable"
+    assert suggested_kind("drain_pending_jobs", negative=False, other_language=False) == "identifier"
+    german = "wie starte ich einen Worker?"
+    assert suggested_kind(german, negative=False, other_language=True) == "other-language"
+    assert suggested_kind("how are failed jobs retried?", negative=False, other_language=False) == "prose"

@@ -4,6 +4,8 @@ flagged, and questions in eight other languages are."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from raglens.diagnostics.question_language import question_language
@@ -49,6 +51,27 @@ ENGLISH = (
     "drain_pending_jobs",
     "Store.heartbeat",
     "Signer.derive_key salt",
+    "where are workers started.",
+    *"""message queue dead letter
+retry backoff jitter
+oauth token refresh
+connection pool exhausted
+graceful shutdown signal
+memory leak profiling
+database migration rollback
+unit test fixtures
+cache invalidation strategy
+json schema validation
+secret key rotation
+static files serving
+api versioning header
+command line arguments
+router url params
+csrf token form
+timestamp signer max age
+digest method sha256
+webhook signature verify
+cron schedule nightly""".splitlines(),
 )
 
 OTHER = (
@@ -62,6 +85,10 @@ OTHER = (
     ("как добавить middleware?", "ru"),
     ("如何添加中间件?", "zh"),
     ("ワーカーを起動する方法は?", "ja"),
+    ("Wie kann ich das Token erneuern", "de"),
+    ("Ich brauche Hilfe", "de"),
+    ("hoe werkt de wachtrij?", "nl"),
+    ("jak obsługiwać błędy?", "pl"),
 )
 
 
@@ -119,10 +146,8 @@ def test_a_card_front_matter_gives_the_languages(card: str, codes: frozenset[str
     assert card_languages(card) == codes
 
 
-def test_a_folder_model_is_read_from_its_card(tmp_path: pytest.TempPathFactory) -> None:
-    from pathlib import Path
-
-    folder = Path(str(tmp_path))
+def test_a_folder_model_is_read_from_its_card(tmp_path: Path) -> None:
+    folder = tmp_path
     (folder / "README.md").write_text("---\nlanguage:\n  - nl\n---\n", encoding="utf-8")
     model_languages.cache_clear()
     found = model_languages(str(folder))

@@ -55,6 +55,8 @@ class ExplorerScreen(Screen[None]):
         """The file in the window view and its selected window."""
         self.heat_on = False
         """Whether the window view colours each window by its score for the question (m)."""
+        self.cut_short: float | None = None
+        """The share of A's windows the model cuts short, once every one is embedded (status line)."""
         self.pins: Pins | None = None
         """The answers the user expects, and the question they were pinned for."""
 

@@ -13,6 +13,7 @@ from textual.widgets import Input
 
 from raglens.ui.explorer_screen import ExplorerScreen
 from raglens.ui.widgets.corpus_tree import CorpusTree
+from raglens.ui.widgets.file_lines import FileLines
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.pipeline_log import PipelineLog
 from raglens.ui.widgets.window_view import WindowView
@@ -80,7 +81,12 @@ class Navigation(ExplorerScreen):
         shown = self.shown_window
         self.wrap_choice = not self.wraps(shown[0]) if shown is not None else not self.wrap_choice
         if shown is not None:
+            # The line at the top stays at the top: kept by row, the selected window left the view
+            # once wrapping changed how many rows each line above it takes.
+            lines = self.query_one(FileLines)
+            top = lines.line_at_top()
             self.show_file(*shown, scroll=False)
+            lines.scroll_to(y=lines.row_of_line(top), animate=False, force=True)
 
     def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
         self.show_file(message.path, 0)
@@ -154,12 +160,31 @@ class Navigation(ExplorerScreen):
         if self.query_one(HitList).toggle_expanded() is None:
             self.notify("no hits yet: type a question first", timeout=3)
 
+    def action_unfold_findings(self) -> None:
+        """Show the score strip's findings whole, or one line each again (a narrow pane folds them)."""
+        from raglens.ui.widgets.score_strip import ScoreStrip
+
+        strip = self.query_one(ScoreStrip)
+        if strip.source is None:
+            self.notify("no findings yet: type a question first", timeout=3)
+            return
+        strip.toggle_unfolded()
+
     def action_toggle_log(self) -> None:
-        """Show or hide the pipeline log; on a narrow screen, unfold the corpus pane that holds it."""
+        """Show or hide the pipeline log; on a narrow screen, show it over the panes, full width.
+
+        Unfolding the corpus pane that holds it squeezed the hits to ~26 columns at 80x24.
+        """
         log = self.query_one(PipelineLog)
         main = self  # the main screen: its breakpoint class says whether it is narrow
-        if main.has_class("-narrow") and not main.has_class("-corpus-shown"):
-            main.add_class("-corpus-shown")
-            log.display = True
+        if main.has_class("-narrow"):
+            from rich.text import Text
+
+            from raglens.ui.screens.report import ReportScreen
+
+            body = Text("\n".join(log.entries) or "nothing narrated yet")
+            self.app.push_screen(
+                ReportScreen("The pipeline log (escape closes; l again for what came since)", body)
+            )
             return
         log.display = not log.display

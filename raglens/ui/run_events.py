@@ -182,7 +182,11 @@ class RunEvents(ExplorerScreen):
             return
         lengths = {source.path: len(source.text) for source in self.corpus.files}
         limit = self.a.model.max_seq_length if self.a.model is not None else None
-        self.narrate(describe_coverage(corpus_coverage(lengths, index.windows, known, limit)))
+        coverage = corpus_coverage(lengths, index.windows, known, limit)
+        self.narrate(describe_coverage(coverage))
+        # Said where it is seen, not only in the log (folded away at 80x24): the status line.
+        self.cut_short = coverage.truncated_count / coverage.window_count if coverage.window_count else None
+        self.refresh_status()
 
     def _process_ended(self, run: ConfigurationRun, incarnation: int, event: ProcessEnded) -> None:
         """A process died under the app: its run starts another (the cache holds what it embedded)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from raglens.display import duration
 from raglens.embedding_events import ModelReady
 from raglens.precision import is_exact, precision_label
 from raglens.windows import WindowParams
@@ -34,6 +35,7 @@ def status_text(
     windows_per_second: float | None,
     from_cache: int = 0,
     *,
+    cut_short: float | None = None,
     width: int | None = None,
 ) -> Text:
     """``model · precision · engine · dims · token limit · device · window params · k · embedded i/n
@@ -42,7 +44,9 @@ def status_text(
     What goes first: the device, the dimension, the engine, the cache count, the token limit, an
     exact precision (an approximate one stays, in yellow), the rate's words; the model, the window
     parameters, k and the progress numbers go last, so at 80 columns the line still says how far the
-    index is and how long it has left.
+    index is and how long it has left. The share of windows the model cuts short goes last of all
+    (in a shorter form first): a corpus whose windows the model mostly does not read whole must say so
+    where it is seen.
     """
     parts: list[_Part] = []
 
@@ -75,6 +79,13 @@ def status_text(
         add(None, f" · {total:,} windows embedded", "green")
     if from_cache:
         add(4, f" ({from_cache:,} from the cache)", "green")
+    if cut_short:  # the model stops reading some windows early: the tails of those are never embedded
+        add(
+            10,
+            f" · the model cuts {cut_short:.0%} of windows short",
+            "bold red" if cut_short >= 0.25 else "yellow",
+            f" · {cut_short:.0%} cut short",
+        )
     if width is not None:
         for level in [*sorted({part.drop for part in parts if part.drop is not None}), LAST_TO_GO]:
             if sum(part.words.cell_len for part in parts) <= width:
@@ -88,16 +99,6 @@ def status_text(
     for part in parts:
         text.append_text(part.words)
     return text
-
-
-def duration(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``2 h 05 min``: as precise as a time left can honestly be."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    minutes = round(seconds / 60)
-    if minutes < 90:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int, precision: str) -> Text:

@@ -22,7 +22,7 @@ def header_text(app: object) -> str:
     return str(app.query_one("#window-header", Static).render())  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+@pytest.mark.parametrize("size", [(110, 24), (160, 45)])
 async def test_the_log_wraps_every_entry_to_its_pane_and_again_when_the_pane_changes(
     size: tuple[int, int],
 ) -> None:
@@ -160,3 +160,42 @@ async def test_prose_wraps_code_does_not_and_s_switches_it_for_every_file() -> N
         app.main.show_file("docs/queues.md", 0)
         await pilot.pause()
         assert not view.wrap, "the user's choice holds for prose too"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+async def test_the_help_is_never_wrapped_again_on_screen(size: tuple[int, int]) -> None:
+    """At 80 columns the help's 95-column lines were wrapped a second time, mid-sentence."""
+    from raglens.ui.screens.help import HELP_TEXT, HelpScreen
+
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        app.main.action_leave_query()
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        body = app.screen.query_one("#help-box Static", Static)
+        await wait_until(pilot, lambda: body.size.width > 0, "the help laid out")
+        assert max(len(line) for line in HELP_TEXT.splitlines()) <= body.size.width
+        assert body.size.height == HELP_TEXT.count("\n") + 1, "one screen row per line of the help"
+
+
+async def test_s_keeps_the_selected_window_in_view() -> None:
+    """Wrapping kept the scroll row, not the line: the selected window left the view."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        view = app.query_one(FileLines)
+        app.main.show_file("docs/queues.md", 2)  # prose: wrapped; its third window is far down
+        await pilot.pause()
+        window = app.main.a.file_windows("docs/queues.md")[2]
+
+        def in_view() -> bool:
+            top = view.scroll_y
+            row = view.row_of_line(window.line_start)
+            return top <= row < top + view.scrollable_content_region.height
+
+        await wait_until(pilot, in_view, "the selected window in view")
+        app.main.action_leave_query()
+        for _ in range(2):  # unwrapped, then wrapped again
+            await pilot.press("s")
+            await pilot.pause()
+            assert in_view(), (view.wrap, view.scroll_y, view.row_of_line(window.line_start))

@@ -62,6 +62,7 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
         Binding("r", "rescan", "re-scan"),
         Binding("h", "focus_hits", "hits", show=False),
         Binding("e", "expand_hit", "expand hit", show=False),
+        Binding("i", "unfold_findings", "findings", show=False),
         Binding("l", "toggle_log", "log"),
         Binding("m", "toggle_heat", "heat"),
         Binding("s", "toggle_wrap", "wrap", show=False),
@@ -173,6 +174,7 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
             self.versus_windows_cut()
 
     def _a_windows_cut(self, corpus: Corpus) -> None:
+        self.cut_short = None  # measured again once the new windows are embedded
         counts = {path: len(rows) for path, rows in self.a.file_rows.items()}
         self.query_one(CorpusTree).show_corpus(corpus, counts)
         self.refresh_status()
@@ -269,6 +271,7 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
             run.window_count,
             rate,
             run.from_cache,
+            cut_short=self.cut_short,
         )
         self.query_one(StatusLine).present(lambda width: words(width=width))
         # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.

@@ -205,6 +205,11 @@ class FileLines(ScrollView, can_focus=True):
         """The row on which line ``number`` (1-based) starts."""
         return self._rows.first_row(number) if self._rows is not None else number - 1
 
+    def line_at_top(self) -> int:
+        """The line (1-based) whose row is at the top of the view now."""
+        row = round(self.scroll_y)
+        return self._rows.locate(row)[0] if self._rows is not None else row + 1
+
     def show_note(self, note: Text) -> None:
         """Show ``note`` (already made printable) instead of a file."""
         self._layout = None

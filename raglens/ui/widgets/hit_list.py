@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import ListItem, ListView, Static
 
-from raglens.display import excerpt, fit_citation, similarity_bar
+from raglens.display import excerpt, fit_citation, shortest_citation, similarity_bar
 from raglens.printable import printable, printable_name
 from raglens.query_words import query_stems, word_spans
 from raglens.ui.highlight import highlighted
@@ -24,8 +24,12 @@ if TYPE_CHECKING:  # it imports numpy, which the app loads only after its first 
     from raglens.search import Hit, SearchResult
 
 EXCERPT_LINES = 6
-BAR_WIDTH = 12
-"""Narrower than the CLI's bar, so the citation fits beside it in a pane."""
+NARROW_EXCERPT_LINES = 1
+"""In a pane under NARROW_BELOW columns (80x24 gives the hits 37): one line of each window, so three
+hits with their citations fit under the question and its findings; e shows a hit whole."""
+NARROW_BELOW = 50
+BAR_WIDTHS = (12, 6)
+"""The bar's width: 12 where the citation fits beside it (narrower than the CLI's), else 6, else none."""
 
 
 QUERY_WORD_STYLE = "bold underline on #3d3d00"
@@ -49,9 +53,9 @@ class HitExcerpt:
     noise_mark: str = ""
     """``within noise`` or ``undecided`` (near the noise band's edge); empty above it or unjudged."""
 
-    def hidden(self, expanded: bool) -> int:
-        """How many lines the preview leaves out."""
-        return 0 if expanded else max(len(self.lines) - EXCERPT_LINES, 0)
+    def hidden(self, expanded: bool, shown: int = EXCERPT_LINES) -> int:
+        """How many lines a preview of ``shown`` lines leaves out."""
+        return 0 if expanded else max(len(self.lines) - shown, 0)
 
 
 def hit_excerpt(
@@ -191,19 +195,25 @@ def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None, *, expanded:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{hit.rank:>2} ", style="bold")
     text.append(f"{hit.score:.3f} ", style="bold cyan")
-    text.append(similarity_bar(hit.score, BAR_WIDTH), style="cyan")
-    text.append("  ")
     window = hit.window
     path, line_range = printable_name(window.path), f":L{window.line_start}-L{window.line_end}"
+    shortest = len(shortest_citation(path, line_range))
+    fitting = [w for w in BAR_WIDTHS if width is None or text.cell_len + w + 2 + shortest <= width]
+    bar = fitting[0] if fitting else BAR_WIDTHS[-1]
+    if fitting or width is None or width >= NARROW_BELOW:
+        text.append(similarity_bar(hit.score, bar), style="cyan")
+        text.append("  ")
     for part in _heading_rest(path, line_range, _markers(lines), width, text.cell_len):
         text.append_text(part)
-    shown = lines.lines if expanded else lines.lines[:EXCERPT_LINES]
+    narrow = width is not None and width < NARROW_BELOW
+    preview = NARROW_EXCERPT_LINES if narrow else EXCERPT_LINES
+    shown = lines.lines if expanded else lines.lines[:preview]
     for line in shown:
         text.append("\n   │ ", style="dim")
         text.append_text(line)
-    if lines.hidden(expanded):
+    if lines.hidden(expanded, preview) and not narrow:  # narrow: the room is the next hit's (e shows all)
         text.append_text(_fold_line(lines, width))
-    elif expanded and len(lines.lines) > EXCERPT_LINES:
+    elif expanded and len(lines.lines) > preview:
         text.append("\n   │ (whole window · e folds)", style="dim")
     return text
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # numpy-backed values; they arrive from the ranking worker
 
 LEGENDS = ("  ~ noise ? undecided k k-th ▲ top", "  ~noise ?undecided", "  ?undecided")
 """The marks' legend, longest first: the first that fits beside them is drawn."""
+UNFOLD_HINT = "(i)"
+"""After a finding cut to one line: the key that shows it whole."""
 COMPACT_BELOW = 60
 """Columns under which the score and noise lines take their short forms (80x24 gives the strip 37)."""
 
@@ -29,6 +31,7 @@ def strip_text(
     width: int | None = None,
     versus: ScoreProfile | None = None,
     pins_elsewhere: str | None = None,
+    unfolded: bool = False,
 ) -> Text:
     """The histogram with its marks, one line on the scores and noise, then straddles and identity.
 
@@ -36,7 +39,9 @@ def strip_text(
     a line of its own it would push the findings below out of the strip (the help explains it).
     ``versus`` is configuration B's distribution for the same question, drawn under A's on the same
     axis (in magenta, as B is everywhere). ``pins_elsewhere`` is the question the pins were made for,
-    when it is not this one: they are not ranked here, and the strip says whose they are.
+    when it is not this one: they are not ranked here, and the strip says whose they are. In a pane
+    under COMPACT_BELOW columns each finding takes one line, cut with "…", unless ``unfolded`` (i):
+    at 80x24 wrapped findings took 9-12 rows and left one hit in view.
     """
     from raglens.diagnostics.describe import (
         SCALE_LABELS,
@@ -65,20 +70,29 @@ def strip_text(
         text.append("\n" + indent)
         text.append(marker_line(versus, None), style="magenta")
     compact = width is not None and width < COMPACT_BELOW  # a narrow pane: the findings need the room
-    text.append("\n" + describe_profile(diagnostics.profile, k, compact=compact), style="dim")
-    noise_style = "yellow" if diagnostics.unread_language else "dim"
-    text.append("\n" + describe_noise(diagnostics, hits, compact=compact), style=noise_style)
-    for straddle in diagnostics.straddles[:2]:
-        text.append("\n" + printable("straddle: " + straddle.describe()), style="yellow")
+    folded = compact and not unfolded
+    findings: list[tuple[str, str]] = [
+        (describe_profile(diagnostics.profile, k, compact=compact), "dim"),
+        (
+            describe_noise(diagnostics, hits, compact=compact),
+            "yellow" if diagnostics.unread_language else "dim",
+        ),
+    ]
+    findings += [(printable("straddle: " + s.describe()), "yellow") for s in diagnostics.straddles[:2]]
     for expected in diagnostics.expected:
         found = expected.rank is not None and expected.rank <= k
-        text.append("\n" + printable(expected.describe(k)), style="bold green" if found else "bold red")
+        findings.append((printable(expected.describe(k)), "bold green" if found else "bold red"))
     if pins_elsewhere is not None:
-        text.append(
-            "\n" + printable(f"pinned for: {pins_elsewhere!r}, not this question (u unpins)"), style="dim"
-        )
+        findings.append((printable(f"pinned for: {pins_elsewhere!r}, not this question (u unpins)"), "dim"))
     if diagnostics.identifier is not None:
-        text.append("\n" + printable("literal: " + diagnostics.identifier.describe()), style="yellow")
+        findings.append((printable("literal: " + diagnostics.identifier.describe()), "yellow"))
+    for line, style in findings:
+        finding = Text(line, style=style)
+        if folded and width is not None and finding.cell_len > width:
+            finding.truncate(max(width - len(UNFOLD_HINT), 1), overflow="ellipsis")  # one line each
+            finding.append(UNFOLD_HINT, style="dim")
+        text.append("\n")
+        text.append_text(finding)
     return text
 
 
@@ -92,11 +106,19 @@ class ScoreStrip(FittedText[StripContent]):
         super().__init__(id=id)
         self._versus: ScoreProfile | None = None
         self._pins_elsewhere: str | None = None
+        self.unfolded = False
+        """Whether the findings are shown whole in a narrow pane (i), not one line each."""
 
     def show_versus(self, profile: ScoreProfile | None) -> None:
         """Draw configuration B's distribution for the same question under A's (None: no B)."""
         self._versus = profile
         self.refresh(layout=True)
+
+    def toggle_unfolded(self) -> bool:
+        """Show the findings whole, or one line each again; returns whether they are whole now."""
+        self.unfolded = not self.unfolded
+        self.refresh(layout=True)
+        return self.unfolded
 
     def show_pins_elsewhere(self, question: str | None) -> None:
         """Say the pins belong to ``question``, not the one on screen (None: they are this one's)."""
@@ -115,4 +137,10 @@ class ScoreStrip(FittedText[StripContent]):
     def text_for(self, width: int | None) -> Text:
         if self.source is None:
             return Text()
-        return strip_text(*self.source, width=width, versus=self._versus, pins_elsewhere=self._pins_elsewhere)
+        return strip_text(
+            *self.source,
+            width=width,
+            versus=self._versus,
+            pins_elsewhere=self._pins_elsewhere,
+            unfolded=self.unfolded,
+        )

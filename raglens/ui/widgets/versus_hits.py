@@ -16,12 +16,17 @@ if TYPE_CHECKING:
 
 BAR_WIDTH = 10
 BAR_FROM = 60
+NARROW_BELOW = 50
+"""Columns under which B's title and overlap take one line each (80x24 gives the pane 37)."""
 """Columns from which each hit has a similarity bar; a narrower pane keeps the citation whole instead."""
 
 
 def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | None) -> Text:
     """B's title, its top k with their movement from A, where A's hits went, and pinned answers."""
+    narrow = width is not None and width < NARROW_BELOW
     text = Text(printable(title), style="bold magenta")
+    if narrow and width is not None and text.cell_len > width:
+        text.truncate(width, overflow="ellipsis")  # one line: B's rows need the room at 80x24
     if ranking is None:
         text.append("\nranked once a question is asked and B's model is ready", style="dim")
         return text
@@ -29,7 +34,12 @@ def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | 
     if result.ranked_count < result.window_count:
         text.append(f"\nranked over {result.ranked_count} of {result.window_count} windows", style="yellow")
     shared = f"{comparison.shared} of A's {len(comparison.a)} hits"
-    text.append(f"\ntop-{k} overlap: {shared} have their text in B's top {k}", style="dim")
+    overlap = (
+        f"top-{k} overlap: {comparison.shared} of {len(comparison.a)}"
+        if narrow
+        else f"top-{k} overlap: {shared} have their text in B's top {k}"
+    )
+    text.append("\n" + overlap, style="dim")
     for hit, movement in zip(result.hits, comparison.b, strict=True):
         text.append_text(_hit_line(hit, movement.describe(k, side="b"), width))
     moves = " · ".join(f"{m.rank} {m.describe(k, side='a')}" for m in comparison.a)
@@ -43,7 +53,8 @@ def _hit_line(hit: Hit, moved: str, width: int | None) -> Text:
     """One of B's hits: rank, score, bar, citation and movement on one line where the citation keeps
     its file name whole; else without the bar, then with the movement on a line of its own, then the
     citation too (folders shortened, never the file name: ``…_applications.py`` beside
-    ``…/applications.py`` read as one file)."""
+    ``…/applications.py`` read as one file). A file name wider than the whole pane is the one case
+    left: it wraps."""
     window = hit.window
     line_range = f":L{window.line_start}-L{window.line_end}"
     path = printable_name(window.path)

@@ -35,33 +35,53 @@ class FileLens:
     """Lines where a window of configuration B starts, while its grid is laid over A's (o)."""
 
 
+COMPACT_BELOW = 60
+"""Columns under which the header takes its short form: at 80x24 the long one took 5 of 21 rows."""
+
+
 def window_header(
     path: str,
     windows: Sequence[Window],
     current: int | None,
     extent: ReadingExtent | None,
     never_read_share: float | None = None,
+    *,
+    compact: bool = False,
 ) -> Text:
-    """``path · window i of n · lines · characters · tokens · how much the model reads``."""
+    """``path · window i of n · lines · characters · tokens · how much the model reads``.
+
+    ``compact`` (a narrow pane): ``path  1/3  L1-L21  179 tok, last 290 chars unread  7% never read``,
+    the character offsets left out.
+    """
     header = Text(printable_name(path), style="bold")
-    if never_read_share:
+    if never_read_share and not compact:
         header.append(f"  {never_read_share:.0%} of the file read by no window", style="bold #ff9e9e")
     if current is None or not windows:
         header.append("  no windows", style="dim")
         return header
     window = windows[current]
-    header.append(f"  window {current + 1} of {len(windows)}", style="bold cyan")
-    header.append(f"  L{window.line_start}-L{window.line_end}  chars {window.start}-{window.end}")
+    if compact:
+        header.append(f"  {current + 1}/{len(windows)}", style="bold cyan")
+        header.append(f"  L{window.line_start}-L{window.line_end}")
+    else:
+        header.append(f"  window {current + 1} of {len(windows)}", style="bold cyan")
+        header.append(f"  L{window.line_start}-L{window.line_end}  chars {window.start}-{window.end}")
+    tokens = "tok" if compact else "tokens"
     if extent is None:
-        header.append("  tokens: not embedded yet", style="dim")
+        header.append(f"  {tokens}: not embedded yet", style="dim")
     elif extent.chars_read < window.length:
         unread = window.length - extent.chars_read
-        header.append(f"  {extent.token_count} tokens", style="yellow")
-        header.append(
-            f"  the model stops after {extent.chars_read} chars; last {unread} unread", style="bold red"
+        header.append(f"  {extent.token_count} {tokens}", style="yellow")
+        stops = (
+            f", last {unread} chars unread"
+            if compact
+            else f"  the model stops after {extent.chars_read} chars; last {unread} unread"
         )
+        header.append(stops, style="bold red")
     else:
-        header.append(f"  {extent.token_count} tokens, all read", style="green")
+        header.append(f"  {extent.token_count} {tokens}, all read", style="green")
+    if never_read_share and compact:
+        header.append(f"  {never_read_share:.0%} never read", style="bold #ff9e9e")
     return header
 
 
@@ -106,7 +126,8 @@ class WindowView(Widget):
         _, lines, drawn = self._measured
         chars_read = extent.chars_read if extent is not None else None
         share = sum(end - start for start, end in never_read) / len(text) if text else None
-        header = window_header(path, windows, current, extent, share)
+        compact = 0 < self.size.width < COMPACT_BELOW
+        header = window_header(path, windows, current, extent, share, compact=compact)
         if wrap:
             header.append("  wrapped (s)", style="dim")
         if lens.heat_on:
@@ -118,9 +139,12 @@ class WindowView(Widget):
             header.append("\n" + printable(note), style="yellow")
         if lens.other_starts:
             count = len(lens.other_starts)
-            header.append(
-                f"\nB's grid (o): ▸ marks the {count} line(s) where a window of B starts", style="magenta"
+            grid = (
+                f"B's grid (o): ▸ {count} line(s)"
+                if compact
+                else (f"B's grid (o): ▸ marks the {count} line(s) where a window of B starts")
             )
+            header.append("\n" + grid, style="magenta")
         self.query_one("#window-header", Static).update(header)
         file_lines = self.query_one(FileLines)
         layout = FileLayout(

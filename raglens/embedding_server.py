@@ -17,6 +17,8 @@ from functools import singledispatchmethod
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+import numpy as np
+
 from raglens.embedding_events import (
     CacheLookedUp,
     CacheTrouble,
@@ -93,7 +95,12 @@ class EmbeddingServer:
 
     @handle.register
     def _(self, request: EmbedQuery) -> None:
-        vector = self.engines.for_queries().encode_query(request.text)
+        def embed(text: str) -> np.ndarray:
+            return self.engines.for_queries().encode_query(text)
+
+        # A question asked before (the control questions on every start) comes from the cache.
+        model_cache = self._model_cache
+        vector = model_cache.query_vectors([request.text], embed)[0] if model_cache else embed(request.text)
         self.send(QueryEmbedded(request.query_id, vector))
 
     @handle.register

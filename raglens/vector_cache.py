@@ -16,7 +16,7 @@ import os
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +49,13 @@ CREATE TABLE IF NOT EXISTS vectors (
     vector BLOB NOT NULL,
     token_count INTEGER NOT NULL,
     chars_read INTEGER NOT NULL,
+    stored REAL NOT NULL,
+    UNIQUE (model_id, text_hash)
+);
+CREATE TABLE IF NOT EXISTS query_vectors (
+    model_id INTEGER NOT NULL REFERENCES models (id),
+    text_hash BLOB NOT NULL,
+    vector BLOB NOT NULL,
     stored REAL NOT NULL,
     UNIQUE (model_id, text_hash)
 );
@@ -257,27 +264,56 @@ class VectorCache:
         with self._guard("writing"):
             connection = self._require()
             with _transaction(connection):
-                connection.execute(
-                    "INSERT INTO models (fingerprint, name, precision, dimension, max_seq_length, folder, "
-                    "first_used, last_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT(fingerprint) DO UPDATE SET last_used = excluded.last_used",
-                    (
-                        fingerprint.digest,
-                        fingerprint.name,
-                        fingerprint.precision,
-                        dimension,
-                        fingerprint.max_seq_length,
-                        os.fspath(fingerprint.folder),
-                        now,
-                        now,
-                    ),
-                )
-                model_id = _model_id(connection, fingerprint.digest)
+                model_id = _model_row(connection, fingerprint, dimension, now)
                 rows = [
                     (model_id, key, blob, extent.token_count, extent.chars_read, now)
                     for key, blob, extent in zip(keys, blobs, extents, strict=True)
                 ]
                 connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def lookup_queries(
+        self, fingerprint: str, dimension: int, keys: Sequence[bytes]
+    ) -> dict[bytes, np.ndarray]:
+        """The stored query vectors of those ``keys`` that the cache has for ``fingerprint``."""
+        found: dict[bytes, np.ndarray] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._guard("reading"):
+            connection = self._require()
+            model_id = _model_id(connection, fingerprint)
+            if model_id is None:
+                return found
+            for start in range(0, len(unique), _LOOKUP_CHUNK):
+                chunk = unique[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = connection.execute(
+                    "SELECT text_hash, vector FROM query_vectors "
+                    f"WHERE model_id = ? AND text_hash IN ({marks})",
+                    (model_id, *chunk),
+                )
+                for key, blob in rows:
+                    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                    if len(blob) == 4 * dimension and is_unit_vector(vector):
+                        found[bytes(key)] = vector  # anything else is damaged: embedded again
+        return found
+
+    def store_queries(
+        self, fingerprint: ModelFingerprint, dimension: int, keys: Sequence[bytes], vectors: np.ndarray
+    ) -> None:
+        """Store query vectors in one transaction; a key already stored is replaced (a damaged row)."""
+        if vectors.shape != (len(keys), dimension):
+            raise ValueError(f"{len(keys)} keys, query vectors of shape {vectors.shape}")
+        if not self.writable:
+            return
+        now = time.time()
+        blobs = [np.ascontiguousarray(vector, dtype="<f4").tobytes() for vector in vectors]
+        with self._guard("writing"):
+            connection = self._require()
+            with _transaction(connection):
+                model_id = _model_row(connection, fingerprint, dimension, now)
+                connection.executemany(
+                    "INSERT OR REPLACE INTO query_vectors VALUES (?, ?, ?, ?)",
+                    [(model_id, key, blob, now) for key, blob in zip(keys, blobs, strict=True)],
+                )
 
     def dimension_of(self, fingerprint: str) -> int | None:
         """The vector dimension stored for ``fingerprint``, or None if it has no vectors here."""
@@ -340,6 +376,7 @@ class VectorCache:
             with _transaction(connection):
                 if model is None:
                     removed = connection.execute("DELETE FROM vectors").rowcount
+                    connection.execute("DELETE FROM query_vectors")
                     connection.execute("DELETE FROM models")
                 else:
                     selected = [
@@ -353,6 +390,7 @@ class VectorCache:
                         removed += connection.execute(
                             "DELETE FROM vectors WHERE model_id = ?", (model_id,)
                         ).rowcount
+                        connection.execute("DELETE FROM query_vectors WHERE model_id = ?", (model_id,))
                         connection.execute("DELETE FROM models WHERE id = ?", (model_id,))
             if model is None:
                 connection.execute("VACUUM")
@@ -407,6 +445,30 @@ class VectorCache:
 
 class _CacheOff(Exception):
     """The cache was given up on earlier in this session."""
+
+
+def _model_row(
+    connection: sqlite3.Connection, fingerprint: ModelFingerprint, dimension: int, now: float
+) -> int:
+    """The id of ``fingerprint``'s row in ``models``, made or touched (``last_used``) now."""
+    connection.execute(
+        "INSERT INTO models (fingerprint, name, precision, dimension, max_seq_length, folder, "
+        "first_used, last_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(fingerprint) DO UPDATE SET last_used = excluded.last_used",
+        (
+            fingerprint.digest,
+            fingerprint.name,
+            fingerprint.precision,
+            dimension,
+            fingerprint.max_seq_length,
+            os.fspath(fingerprint.folder),
+            now,
+            now,
+        ),
+    )
+    model_id = _model_id(connection, fingerprint.digest)
+    assert model_id is not None  # inserted just now, in this transaction
+    return model_id
 
 
 def _model_id(connection: sqlite3.Connection, fingerprint: str) -> int | None:
@@ -548,6 +610,37 @@ class ModelCache:
         keys = keys_of(texts)
         found = self.cache.lookup(self.fingerprint.digest, dimension, keys)
         return [found.get(key) for key in keys]
+
+    def lookup_queries(self, queries: Sequence[str]) -> list[np.ndarray | None]:
+        """The cached vector of each query (embedded as a query, not as a window), or None."""
+        dimension = (
+            self.dimension if self.dimension is not None else self.cache.dimension_of(self.fingerprint.digest)
+        )
+        if dimension is None:
+            return [None] * len(queries)
+        keys = keys_of(queries)
+        found = self.cache.lookup_queries(self.fingerprint.digest, dimension, keys)
+        return [found.get(key) for key in keys]
+
+    def store_queries(self, queries: Sequence[str], vectors: np.ndarray) -> None:
+        """Remember the query vectors of ``queries`` (one transaction)."""
+        dimension = self.dimension if self.dimension is not None else int(vectors.shape[1])
+        self.cache.store_queries(self.fingerprint, dimension, keys_of(queries), vectors)
+
+    def query_vectors(
+        self, queries: Sequence[str], embed_query: Callable[[str], np.ndarray]
+    ) -> list[np.ndarray]:
+        """Each query's vector: from the cache, else embedded with ``embed_query`` and stored.
+
+        The control questions of the noise band are asked on every start and every ``search``; 32 of
+        them took ~0.2 s of the embedding engine each time.
+        """
+        found = self.lookup_queries(queries)
+        missing = list(dict.fromkeys(q for q, vector in zip(queries, found, strict=True) if vector is None))
+        fresh = {query: embed_query(query) for query in missing}
+        if fresh:
+            self.store_queries(list(fresh), np.stack(list(fresh.values())))
+        return [vector if vector is not None else fresh[q] for q, vector in zip(queries, found, strict=True)]
 
     def store(self, texts: Sequence[str], vectors: np.ndarray, extents: Sequence[ReadingExtent]) -> None:
         """Remember the vectors of ``texts`` (one transaction)."""

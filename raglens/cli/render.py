@@ -13,19 +13,29 @@ from raglens.diagnostics.describe import describe_coverage, describe_lexical, no
 from raglens.diagnostics.query_report import QueryDiagnostics
 from raglens.display import excerpt, similarity_bar
 from raglens.embedding_events import EngineInfo
+from raglens.model_languages import ModelLanguages
 from raglens.printable import printable, printable_name
 from raglens.search import SearchResult
 from raglens.windows import WindowParams
 
 
 def search_header(
-    query: str, k: int, params: WindowParams, engine: EngineInfo, result: SearchResult, file_count: int
+    query: str,
+    k: int,
+    params: WindowParams,
+    engine: EngineInfo,
+    result: SearchResult,
+    file_count: int,
+    languages: ModelLanguages | None = None,
 ) -> Text:
+    """The question, then the engine (and the languages its model reads, where known), the settings
+    and how much was ranked."""
     header = Text()
     header.append("query ", style="dim")
     header.append(printable(query), style="bold")
+    reads = f" · reads {languages.describe()}" if languages is not None else ""
     header.append(
-        f"\n{engine.describe()} · k={k} · {params.describe()} · "
+        f"\n{engine.describe()}{reads} · k={k} · {params.describe()} · "
         f"ranked {result.ranked_count:,} of {result.window_count:,} windows in {file_count:,} files",
         style="dim",
     )
@@ -74,8 +84,9 @@ def print_search(
     result: SearchResult,
     max_lines: int,
     diagnostics: QueryDiagnostics | None = None,
+    languages: ModelLanguages | None = None,
 ) -> None:
-    console.print(search_header(query, k, params, engine, result, len(corpus.files)))
+    console.print(search_header(query, k, params, engine, result, len(corpus.files), languages))
     if diagnostics is not None and diagnostics.language is not None and diagnostics.unread_language:
         console.print(
             Text(

@@ -24,13 +24,13 @@ from raglens.corpus import Corpus, CorpusOptions
 from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.evaluation import resolve_expected
 from raglens.diagnostics.lexical import query_identifier
-from raglens.diagnostics.noise_floor import NoiseFloor, measure_noise_floor
+from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, NoiseFloor, measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
 from raglens.embedding import runs_on_cpu
 from raglens.embedding_events import EngineInfo
 from raglens.engine import Engines
-from raglens.fingerprint import check_max_seq_length
+from raglens.fingerprint import ModelFingerprint, check_max_seq_length
 from raglens.model_languages import languages_of
 from raglens.pipeline import build_index, read_corpus
 from raglens.pipeline_steps import PipelineStep, WindowsCut, WindowsEmbedded
@@ -74,6 +74,8 @@ class PreparedIndex:
     cache_use: CacheUse
     engines: Engines | None = None
     """The model's engines; None for BM25, which has no model."""
+    fingerprint: ModelFingerprint | None = None
+    """The model as the cache knows it (None: no cache), to keep query vectors beside the windows'."""
 
     @property
     def dense(self) -> DenseRetriever | None:
@@ -140,7 +142,7 @@ def prepare_index(
             _print_warnings(cache, stderr)
         use = CacheUse(folder, index.window_count - counted.embedded, counted.embedded)
     retriever = DenseRetriever(index.snapshot(), engines.for_queries())
-    return PreparedIndex(corpus, retriever, info, use, engines)
+    return PreparedIndex(corpus, retriever, info, use, engines, fingerprint)
 
 
 def windows_to_embed(
@@ -193,7 +195,20 @@ def noise_floor_of(prepared: PreparedIndex) -> NoiseFloor | None:
     """The noise band over the prepared index, as the explorer measures it; None for BM25, whose scores
     have no fixed scale to hold an off-topic band."""
     dense = prepared.dense
-    return measure_noise_floor(dense.index, dense.embedder.encode_query) if dense is not None else None
+    if dense is None:
+        return None
+    questions = list(CONTROL_QUESTIONS)
+    folder, fingerprint = prepared.cache_use.folder, prepared.fingerprint
+    vectors = None
+    if folder is not None and fingerprint is not None:  # embedded once per model, then read back
+        with VectorCache.open(folder) as cache:
+            if cache.is_usable:
+                vectors = ModelCache.of(cache, fingerprint).query_vectors(
+                    questions, dense.embedder.encode_query
+                )
+    if vectors is None:
+        vectors = [dense.embedder.encode_query(question) for question in questions]
+    return measure_noise_floor(dense.index, dict(zip(questions, vectors, strict=True)).__getitem__, questions)
 
 
 def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
@@ -267,6 +282,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             result=result,
             max_lines=args.max_lines,
             diagnostics=diagnostics,
+            languages=languages,
         )
         if versus is not None:
             print_versus(console, args, a, result, versus)

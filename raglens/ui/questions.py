@@ -109,11 +109,15 @@ class Questions(ExplorerScreen):
             self.post_message(ControlsEmbedded({q: v for q, v in answered.items() if v is not None}))
 
     @work(thread=True, exclusive=True, group="languages", exit_on_error=False, description="languages")
-    def load_language_identifier(self) -> None:
+    def load_language_identifier(self, model: str | None, embedder_factory: str | None) -> None:
         """Load the language identifier (~0.7 s), which says when a question's noise verdict means
-        nothing; until it is loaded, rankings go without the language check rather than wait."""
+        nothing; until it is loaded, rankings go without the language check rather than wait. Not
+        loaded for a model whose languages are not known (nothing to check against)."""
         from raglens.diagnostics.question_language import load_identifier
+        from raglens.model_languages import languages_of
 
+        if languages_of(model, embedder_factory) is None:
+            return
         try:
             load_identifier()
         except Exception as error:  # a damaged install: the explorer works without the check
@@ -278,7 +282,8 @@ class Questions(ExplorerScreen):
         if self._query_text.strip():
             self.submit_query()
         self.ask_control_questions()
-        self.call_after_refresh(self.load_language_identifier)  # after the first frame: it imports numpy
+        model = (self.a.config.model, self.config.engine.embedder_factory)
+        self.call_after_refresh(self.load_language_identifier, *model)  # after the first frame: numpy
 
     def ask_again(self) -> None:
         """A's engine (re)opened: ask what its process was not asked, or asked and lost."""

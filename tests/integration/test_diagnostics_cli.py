@@ -54,6 +54,7 @@ def test_search_and_probe_judge_with_one_noise_band(capsys: pytest.CaptureFixtur
     printed = " ".join(capsys.readouterr().out.split())
     assert "the question reads as German; the model reads English only" in printed
     assert "no noise verdict" in printed and "likely unanswerable" not in printed
+    assert "· reads English only ·" in printed, "the header says what the model reads, for every question"
 
 
 @pytest.mark.model

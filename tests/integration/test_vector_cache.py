@@ -429,3 +429,84 @@ def test_a_read_only_cache_is_read_reported_and_never_changed(tmp_path: Path) ->
         database.chmod(0o644)
     assert database.read_bytes() == before
     assert not list(cache_dir.glob("*.broken-*")), "a read-only cache is not broken"
+
+
+def test_query_vectors_are_kept_apart_from_windows_replaced_when_damaged_and_cleared(tmp_path: Path) -> None:
+    embedder = HashingEmbedder()
+    asked: list[str] = []
+
+    def embed(text: str) -> np.ndarray:
+        asked.append(text)
+        return embedder.encode_query(text)
+
+    questions = ["how do cats purr?", "what is the capital of Mongolia?"]
+    with VectorCache.open(tmp_path) as cache:
+        model = ModelCache(cache, fake_fingerprint("a"), None)
+        first = model.query_vectors(questions, embed)
+        again = ModelCache(cache, fake_fingerprint("a"), None).query_vectors([*questions, "new one"], embed)
+        assert asked == [*questions, "new one"], "each question embedded once for this model"
+        for stored, vector in zip(first, again, strict=False):
+            np.testing.assert_array_equal(stored, vector)  # exactly what the engine gave, bit for bit
+        assert ModelCache(cache, fake_fingerprint("a"), 64).lookup(questions) == [None, None], "not windows"
+        assert ModelCache(cache, fake_fingerprint("b"), 64).lookup_queries(questions) == [None, None]
+        cache._require().execute("UPDATE query_vectors SET vector = zeroblob(length(vector))")  # damaged
+        asked.clear()
+        ModelCache(cache, fake_fingerprint("a"), 64).query_vectors(questions, embed)
+        assert asked == questions, "a damaged row is embedded again"
+        assert ModelCache(cache, fake_fingerprint("a"), 64).lookup_queries(questions)[0] is not None, (
+            "replaced"
+        )
+        cache.clear()
+        assert ModelCache(cache, fake_fingerprint("a"), 64).lookup_queries(questions) == [None, None]
+        assert not cache.warnings
+
+
+def test_a_second_search_takes_the_control_questions_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from raglens.cli.main import main
+    from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
+
+    asked: list[str] = []
+    encode_query = HashingEmbedder.encode_query
+
+    def counting(embedder: HashingEmbedder, text: str) -> np.ndarray:
+        asked.append(text)
+        return encode_query(embedder, text)
+
+    monkeypatch.setattr(HashingEmbedder, "encode_query", counting)
+    argv = ["search", str(REPO / "sample_corpus"), "how are jobs retried?", "--json", "-q"]
+    argv += ["--embedder-factory", "tests.fakes:HashingEmbedder", "--cache-dir", str(tmp_path)]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)["diagnostics"]["noise_floor"]
+    assert sorted(set(asked)) == sorted({*CONTROL_QUESTIONS, "how are jobs retried?"})
+    asked.clear()
+    assert main(argv) == 0
+    second = json.loads(capsys.readouterr().out)["diagnostics"]["noise_floor"]
+    assert asked == ["how are jobs retried?"], "the 32 control questions came from the cache"
+    assert second == first, "the same band, bit for bit"
+
+
+def test_the_embedding_process_answers_a_question_asked_before_from_the_cache(tmp_path: Path) -> None:
+    from raglens.embedding_events import ModelChoice
+    from raglens.embedding_process import EmbeddingProcess
+
+    question = "have you ever been to a five-star resort?"
+
+    def ask() -> np.ndarray:
+        choice = ModelChoice(factory="tests.fakes:HashingEmbedder")
+        process = EmbeddingProcess(choice, cache_dir=str(tmp_path))  # one launch of the explorer
+        try:
+            future = process.embed_query(question)
+            while not future.done():
+                process.next_event(timeout=1.0)
+            return future.result()
+        finally:
+            process.close()
+
+    first = ask()
+    marker = np.zeros_like(first)
+    marker[0] = 1.0  # a unit vector the model never gives: seen again only if read from the cache
+    with sqlite3.connect(tmp_path / CACHE_FILE_NAME) as connection:
+        connection.execute("UPDATE query_vectors SET vector = ?", (marker.astype("<f4").tobytes(),))
+    np.testing.assert_array_equal(ask(), marker)

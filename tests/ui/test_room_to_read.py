@@ -13,7 +13,7 @@ from raglens.ui.screens.settings import SettingsScreen
 from raglens.ui.widgets.file_lines import BAND_STYLES, HEAT_STEPS, FileLines
 from raglens.ui.widgets.hit_list import EXCERPT_LINES, QUERY_WORD_STYLE, HitBody, HitItem
 from raglens.ui.widgets.pipeline_log import PipelineLog
-from tests.ui.conftest import fully_ranked, index_complete, make_app, screen_shown, wait_until
+from tests.ui.conftest import fully_ranked, hits_drawn, index_complete, make_app, screen_shown, wait_until
 
 QUERY = "how are failed jobs retried with backoff"
 
@@ -199,3 +199,48 @@ async def test_s_keeps_the_selected_window_in_view() -> None:
             await pilot.press("s")
             await pilot.pause()
             assert in_view(), (view.wrap, view.scroll_y, view.row_of_line(window.line_start))
+
+
+def citations_in_view(app) -> int:  # type: ignore[no-untyped-def]
+    """How many hits show their whole citation (path and line range) inside the hits pane's view."""
+    from raglens.ui.widgets.hit_list import HitBody
+
+    view = app.query_one("#hit-items").region
+    seen = 0
+    for body in app.query(HitBody):
+        window = body.hit.window
+        line_range = f":L{window.line_start}-L{window.line_end}"
+        name = window.path.rsplit("/", 1)[-1]
+        rows = str(body.render()).split("\n")
+        at = next((n for n, row in enumerate(rows) if f"{name}{line_range}" in row), None)
+        if at is not None and view.y <= body.region.y + at < view.bottom and body.region.height > at:
+            seen += 1
+    return seen
+
+
+@pytest.mark.parametrize("query", ["compute_backoff_delay", QUERY])
+async def test_at_80x24_three_hits_with_whole_citations_fit_under_the_findings(query: str) -> None:
+    """Issue 26's goal: with a question typed and its findings present (an identifier's literal
+    finding too), one hit was visible at 80x24."""
+    from tests.ui.conftest import ranked_with_noise_band
+
+    app = make_app(query=query)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: ranked_with_noise_band(app, 5) and hits_drawn(app), "the hits")
+        await pilot.pause()
+        assert citations_in_view(app) >= 3, str(app.query_one("#hit-items").region)
+
+
+async def test_at_160x45_all_of_b_s_rows_are_in_view() -> None:
+    from tests.ui.test_versus import b_complete, open_b
+
+    app = make_app(query=QUERY)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "A's hits")
+        await open_b(app, pilot, "500", "50")
+        await wait_until(pilot, lambda: b_complete(app), "B ranked")
+        await pilot.pause()
+        scroll = app.query_one("#versus-scroll")
+        assert scroll.max_scroll_y == 0, "B's title, its top k and where A's hits went, without scrolling"
+        ranking = app.main.versus_ranking
+        assert ranking is not None and len(ranking.result.hits) == 5

@@ -13,29 +13,29 @@ from __future__ import annotations
 
 import argparse
 import collections
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from rich.console import Console
 
-from raglens.cli.main import build_parser  # noqa: E402
-from raglens.cli.narration import Narrator  # noqa: E402
-from raglens.cli.searching import noise_floor_of, prepare_index, read_corpus_named  # noqa: E402
-from raglens.cli.settings import engine_settings, retrieval_config  # noqa: E402
-from raglens.diagnostics.control_questions import CONTROL_QUESTIONS  # noqa: E402
-from raglens.diagnostics.golden import read_golden  # noqa: E402
-from raglens.diagnostics.noise_floor import ControlScore, NoiseFloor  # noqa: E402
-from raglens.diagnostics.question_language import question_language  # noqa: E402
-from raglens.model_languages import model_languages  # noqa: E402
-from raglens.windows import WindowParams  # noqa: E402
-from rich.console import Console  # noqa: E402
+from raglens.cli.main import build_parser
+from raglens.cli.narration import Narrator
+from raglens.cli.searching import noise_floor_of, prepare_index, read_corpus_named
+from raglens.cli.settings import engine_settings, retrieval_config
+from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
+from raglens.diagnostics.golden import read_golden
+from raglens.diagnostics.noise_floor import ControlScore, NoiseFloor
+from raglens.diagnostics.question_language import question_language
+from raglens.model_languages import model_languages
+from raglens.windows import WindowParams
 
 OLD_CONTROL_COUNT = 5
 """Before issue 26 the band was the first five control questions."""
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("path")
     parser.add_argument("golden")
     parser.add_argument("--cache-dir")
@@ -64,7 +64,8 @@ def main() -> None:
     languages = model_languages(config.model)
     print(f"{Path(options.path).name}: {prepared.retriever.window_count} windows")
     print(f"before: band {before.low:.3f}-{before.high:.3f} (max of {len(before.controls)} controls)")
-    print(f"after:  {after.describe_band()}; undecided {after.undecided_band[0]:.3f}-{after.undecided_band[1]:.3f}")
+    low, high = after.undecided_band
+    print(f"after:  {after.describe_band()}; undecided {low:.3f}-{high:.3f}")
     tally: dict[tuple[str, str, str], int] = collections.Counter()
     print(f"\n{'case':<62} {'top':>6}  {'before':<7} after")
     for case in read_golden(options.golden):
@@ -72,8 +73,10 @@ def main() -> None:
         side = "negative" if case.is_negative else "positive"
         old = "above" if top > before.high else "within"
         language = question_language(case.query, languages)
-        new = "no verdict" if language is not None and not language.model_reads_it else (
-            after.verdict(top).name.lower()
+        new = (
+            "no verdict"
+            if language is not None and not language.model_reads_it
+            else (after.verdict(top).name.lower())
         )
         tally[(side, "before", old)] += 1
         tally[(side, "after", new)] += 1

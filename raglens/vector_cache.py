@@ -19,6 +19,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -222,28 +223,22 @@ class VectorCache:
     def lookup(self, fingerprint: str, dimension: int, keys: Sequence[bytes]) -> dict[bytes, CachedVector]:
         """The stored vectors of those ``keys`` that the cache has for ``fingerprint``."""
         found: dict[bytes, CachedVector] = {}
-        unique = list(dict.fromkeys(keys))
         with self._guard("reading"):
             connection = self._require()
             model_id = _model_id(connection, fingerprint)
             if model_id is None:
                 return found
-            for start in range(0, len(unique), _LOOKUP_CHUNK):
-                chunk = unique[start : start + _LOOKUP_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = connection.execute(
-                    "SELECT text_hash, vector, token_count, chars_read, stored FROM vectors "
-                    f"WHERE model_id = ? AND text_hash IN ({marks})",
-                    (model_id, *chunk),
-                )
-                for key, blob, token_count, chars_read, stored in rows:
-                    if len(blob) != 4 * dimension:
-                        continue  # written under another dimension: never serve it
-                    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-                    if not is_unit_vector(vector):
-                        continue  # damaged on disk: embedded again rather than ranked first for every query
-                    extent = ReadingExtent(token_count, chars_read)
-                    found[bytes(key)] = CachedVector(vector, extent, stored)
+            columns = "text_hash, vector, token_count, chars_read, stored"
+            for key, blob, token_count, chars_read, stored in _rows_of(
+                connection, "vectors", columns, model_id, keys
+            ):
+                if len(blob) != 4 * dimension:
+                    continue  # written under another dimension: never serve it
+                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                if not is_unit_vector(vector):
+                    continue  # damaged on disk: embedded again rather than ranked first for every query
+                extent = ReadingExtent(token_count, chars_read)
+                found[bytes(key)] = CachedVector(vector, extent, stored)
         return found
 
     def store(
@@ -276,24 +271,15 @@ class VectorCache:
     ) -> dict[bytes, np.ndarray]:
         """The stored query vectors of those ``keys`` that the cache has for ``fingerprint``."""
         found: dict[bytes, np.ndarray] = {}
-        unique = list(dict.fromkeys(keys))
         with self._guard("reading"):
             connection = self._require()
             model_id = _model_id(connection, fingerprint)
             if model_id is None:
                 return found
-            for start in range(0, len(unique), _LOOKUP_CHUNK):
-                chunk = unique[start : start + _LOOKUP_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = connection.execute(
-                    "SELECT text_hash, vector FROM query_vectors "
-                    f"WHERE model_id = ? AND text_hash IN ({marks})",
-                    (model_id, *chunk),
-                )
-                for key, blob in rows:
-                    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-                    if len(blob) == 4 * dimension and is_unit_vector(vector):
-                        found[bytes(key)] = vector  # anything else is damaged: embedded again
+            for key, blob in _rows_of(connection, "query_vectors", "text_hash, vector", model_id, keys):
+                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                if len(blob) == 4 * dimension and is_unit_vector(vector):
+                    found[bytes(key)] = vector  # anything else is damaged: embedded again
         return found
 
     def store_queries(
@@ -445,6 +431,20 @@ class VectorCache:
 
 class _CacheOff(Exception):
     """The cache was given up on earlier in this session."""
+
+
+def _rows_of(
+    connection: sqlite3.Connection, table: str, columns: str, model_id: int, keys: Sequence[bytes]
+) -> Iterator[tuple[Any, ...]]:
+    """``columns`` of the rows of ``table`` (one of raglens's own) for ``model_id`` whose text_hash is
+    one of ``keys``, asked in chunks of _LOOKUP_CHUNK keys."""
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), _LOOKUP_CHUNK):
+        chunk = unique[start : start + _LOOKUP_CHUNK]
+        marks = ",".join("?" * len(chunk))
+        yield from connection.execute(
+            f"SELECT {columns} FROM {table} WHERE model_id = ? AND text_hash IN ({marks})", (model_id, *chunk)
+        )
 
 
 def _model_row(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
 from raglens.embedding_events import (
     CacheLookedUp,
     CacheTrouble,
@@ -95,13 +96,16 @@ class EmbeddingServer:
 
     @handle.register
     def _(self, request: EmbedQuery) -> None:
-        def embed(text: str) -> np.ndarray:
-            return self.engines.for_queries().encode_query(text)
-
-        # A question asked before (the control questions on every start) comes from the cache.
-        model_cache = self._model_cache
-        vector = model_cache.query_vectors([request.text], embed)[0] if model_cache else embed(request.text)
-        self.send(QueryEmbedded(request.query_id, vector))
+        # The noise band's control questions, asked on every start, come from the cache once they are
+        # there; a user's questions are not kept (each pause while typing is one).
+        model_cache = self._model_cache if request.text in CONTROL_QUESTIONS else None
+        engine = self.engines.query_engine() if model_cache is not None else ""
+        cached = model_cache.lookup_queries([request.text], engine)[0] if model_cache is not None else None
+        vector = cached if cached is not None else self.engines.for_queries().encode_query(request.text)
+        self.send(QueryEmbedded(request.query_id, vector))  # before the write: no answer waits on a lock
+        if model_cache is not None and cached is None:
+            model_cache.store_queries([request.text], engine, vector[np.newaxis])
+            self._report_cache_trouble(model_cache.cache)
 
     @handle.register
     def _(self, request: IndexWindows) -> None:

@@ -104,6 +104,15 @@ class Engines:
         exported = self._exported()
         return exported if exported is not None else self.for_windows(0)
 
+    def query_engine(self) -> str:
+        """What embeds queries, as a cached query vector is filed: engine, its precision, device.
+
+        The fp32 export answers queries at any precision; without it, the model at the run's own.
+        """
+        queries = self.for_queries()
+        precision = "fp32" if queries is self._exported() else self.choice.precision
+        return f"{engine_name(queries)}|{precision}|{getattr(queries, 'device', 'cpu')}"
+
     def for_windows(self, count: int) -> Embedder:
         """The engine for ``count`` windows: the export at fp32, the model itself otherwise.
 

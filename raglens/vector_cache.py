@@ -53,12 +53,12 @@ CREATE TABLE IF NOT EXISTS vectors (
     stored REAL NOT NULL,
     UNIQUE (model_id, text_hash)
 );
-CREATE TABLE IF NOT EXISTS query_vectors (
-    model_id INTEGER NOT NULL REFERENCES models (id),
+CREATE TABLE IF NOT EXISTS control_vectors (
+    fingerprint TEXT NOT NULL,
     text_hash BLOB NOT NULL,
     vector BLOB NOT NULL,
     stored REAL NOT NULL,
-    UNIQUE (model_id, text_hash)
+    UNIQUE (fingerprint, text_hash)
 );
 CREATE TABLE IF NOT EXISTS file_hashes (
     path TEXT PRIMARY KEY,
@@ -230,7 +230,7 @@ class VectorCache:
                 return found
             columns = "text_hash, vector, token_count, chars_read, stored"
             for key, blob, token_count, chars_read, stored in _rows_of(
-                connection, "vectors", columns, model_id, keys
+                connection, "vectors", columns, ("model_id", model_id), keys
             ):
                 if len(blob) != 4 * dimension:
                     continue  # written under another dimension: never serve it
@@ -266,27 +266,24 @@ class VectorCache:
                 ]
                 connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?, ?, ?)", rows)
 
-    def lookup_queries(
-        self, fingerprint: str, dimension: int, keys: Sequence[bytes]
-    ) -> dict[bytes, np.ndarray]:
-        """The stored query vectors of those ``keys`` that the cache has for ``fingerprint``."""
+    def lookup_queries(self, fingerprint: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """The stored query vectors of those ``keys`` that the cache has for ``fingerprint``.
+
+        Filed by the fingerprint itself, not a model row's id: a row id can be reused after a clear.
+        """
         found: dict[bytes, np.ndarray] = {}
         with self._guard("reading"):
             connection = self._require()
-            model_id = _model_id(connection, fingerprint)
-            if model_id is None:
-                return found
-            for key, blob in _rows_of(connection, "query_vectors", "text_hash, vector", model_id, keys):
+            owner = ("fingerprint", fingerprint)
+            for key, blob in _rows_of(connection, "control_vectors", "text_hash, vector", owner, keys):
                 vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-                if len(blob) == 4 * dimension and is_unit_vector(vector):
+                if is_unit_vector(vector):
                     found[bytes(key)] = vector  # anything else is damaged: embedded again
         return found
 
-    def store_queries(
-        self, fingerprint: ModelFingerprint, dimension: int, keys: Sequence[bytes], vectors: np.ndarray
-    ) -> None:
+    def store_queries(self, fingerprint: str, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         """Store query vectors in one transaction; a key already stored is replaced (a damaged row)."""
-        if vectors.shape != (len(keys), dimension):
+        if vectors.ndim != 2 or len(vectors) != len(keys):
             raise ValueError(f"{len(keys)} keys, query vectors of shape {vectors.shape}")
         if not self.writable:
             return
@@ -295,10 +292,9 @@ class VectorCache:
         with self._guard("writing"):
             connection = self._require()
             with _transaction(connection):
-                model_id = _model_row(connection, fingerprint, dimension, now)
                 connection.executemany(
-                    "INSERT OR REPLACE INTO query_vectors VALUES (?, ?, ?, ?)",
-                    [(model_id, key, blob, now) for key, blob in zip(keys, blobs, strict=True)],
+                    "INSERT OR REPLACE INTO control_vectors VALUES (?, ?, ?, ?)",
+                    [(fingerprint, key, blob, now) for key, blob in zip(keys, blobs, strict=True)],
                 )
 
     def dimension_of(self, fingerprint: str) -> int | None:
@@ -362,7 +358,7 @@ class VectorCache:
             with _transaction(connection):
                 if model is None:
                     removed = connection.execute("DELETE FROM vectors").rowcount
-                    connection.execute("DELETE FROM query_vectors")
+                    connection.execute("DELETE FROM control_vectors")
                     connection.execute("DELETE FROM models")
                 else:
                     selected = [
@@ -371,12 +367,16 @@ class VectorCache:
                             "SELECT id FROM models WHERE name = ? OR fingerprint = ?", (model, model)
                         )
                     ]
+                    connection.execute(
+                        "DELETE FROM control_vectors WHERE fingerprint = ? OR fingerprint IN "
+                        "(SELECT fingerprint FROM models WHERE name = ?)",
+                        (model, model),
+                    )
                     removed = 0
                     for model_id in selected:
                         removed += connection.execute(
                             "DELETE FROM vectors WHERE model_id = ?", (model_id,)
                         ).rowcount
-                        connection.execute("DELETE FROM query_vectors WHERE model_id = ?", (model_id,))
                         connection.execute("DELETE FROM models WHERE id = ?", (model_id,))
             if model is None:
                 connection.execute("VACUUM")
@@ -434,16 +434,21 @@ class _CacheOff(Exception):
 
 
 def _rows_of(
-    connection: sqlite3.Connection, table: str, columns: str, model_id: int, keys: Sequence[bytes]
+    connection: sqlite3.Connection,
+    table: str,
+    columns: str,
+    owner: tuple[str, object],
+    keys: Sequence[bytes],
 ) -> Iterator[tuple[Any, ...]]:
-    """``columns`` of the rows of ``table`` (one of raglens's own) for ``model_id`` whose text_hash is
-    one of ``keys``, asked in chunks of _LOOKUP_CHUNK keys."""
+    """``columns`` of the rows of ``table`` (one of raglens's own) whose ``owner`` column has its value
+    and whose text_hash is one of ``keys``, asked in chunks of _LOOKUP_CHUNK keys."""
+    column, value = owner
     unique = list(dict.fromkeys(keys))
     for start in range(0, len(unique), _LOOKUP_CHUNK):
         chunk = unique[start : start + _LOOKUP_CHUNK]
         marks = ",".join("?" * len(chunk))
         yield from connection.execute(
-            f"SELECT {columns} FROM {table} WHERE model_id = ? AND text_hash IN ({marks})", (model_id, *chunk)
+            f"SELECT {columns} FROM {table} WHERE {column} = ? AND text_hash IN ({marks})", (value, *chunk)
         )
 
 
@@ -568,6 +573,12 @@ def _size(path: Path) -> int:
         return 0
 
 
+def query_key(engine: str, query: str) -> bytes:
+    """The cache key of a query as one engine embeds it: the same question through the fp32 export
+    and through torch at bf16 gives two vectors, and a band must be made of one engine's."""
+    return text_key(f"{engine}\0{query}")
+
+
 def keys_of(texts: Iterable[str]) -> list[bytes]:
     """The cache key of each text."""
     return [text_key(text) for text in texts]
@@ -611,35 +622,30 @@ class ModelCache:
         found = self.cache.lookup(self.fingerprint.digest, dimension, keys)
         return [found.get(key) for key in keys]
 
-    def lookup_queries(self, queries: Sequence[str]) -> list[np.ndarray | None]:
-        """The cached vector of each query (embedded as a query, not as a window), or None."""
-        dimension = (
-            self.dimension if self.dimension is not None else self.cache.dimension_of(self.fingerprint.digest)
-        )
-        if dimension is None:
-            return [None] * len(queries)
-        keys = keys_of(queries)
-        found = self.cache.lookup_queries(self.fingerprint.digest, dimension, keys)
+    def lookup_queries(self, queries: Sequence[str], engine: str) -> list[np.ndarray | None]:
+        """The cached vector of each query as ``engine`` embeds it (see :func:`query_key`), or None."""
+        keys = [query_key(engine, query) for query in queries]
+        found = self.cache.lookup_queries(self.fingerprint.digest, keys)
         return [found.get(key) for key in keys]
 
-    def store_queries(self, queries: Sequence[str], vectors: np.ndarray) -> None:
-        """Remember the query vectors of ``queries`` (one transaction)."""
-        dimension = self.dimension if self.dimension is not None else int(vectors.shape[1])
-        self.cache.store_queries(self.fingerprint, dimension, keys_of(queries), vectors)
+    def store_queries(self, queries: Sequence[str], engine: str, vectors: np.ndarray) -> None:
+        """Remember the vectors ``engine`` gave ``queries`` (one transaction)."""
+        keys = [query_key(engine, query) for query in queries]
+        self.cache.store_queries(self.fingerprint.digest, keys, vectors)
 
     def query_vectors(
-        self, queries: Sequence[str], embed_query: Callable[[str], np.ndarray]
+        self, queries: Sequence[str], engine: str, embed_query: Callable[[str], np.ndarray]
     ) -> list[np.ndarray]:
         """Each query's vector: from the cache, else embedded with ``embed_query`` and stored.
 
         The control questions of the noise band are asked on every start and every ``search``; 32 of
         them took ~0.2 s of the embedding engine each time.
         """
-        found = self.lookup_queries(queries)
+        found = self.lookup_queries(queries, engine)
         missing = list(dict.fromkeys(q for q, vector in zip(queries, found, strict=True) if vector is None))
         fresh = {query: embed_query(query) for query in missing}
         if fresh:
-            self.store_queries(list(fresh), np.stack(list(fresh.values())))
+            self.store_queries(list(fresh), engine, np.stack(list(fresh.values())))
         return [vector if vector is not None else fresh[q] for q, vector in zip(queries, found, strict=True)]
 
     def store(self, texts: Sequence[str], vectors: np.ndarray, extents: Sequence[ReadingExtent]) -> None:

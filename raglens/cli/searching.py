@@ -198,16 +198,17 @@ def noise_floor_of(prepared: PreparedIndex) -> NoiseFloor | None:
     if dense is None:
         return None
     questions = list(CONTROL_QUESTIONS)
-    folder, fingerprint = prepared.cache_use.folder, prepared.fingerprint
+    folder, fingerprint, engines = prepared.cache_use.folder, prepared.fingerprint, prepared.engines
+    embed = dense.embedder.encode_query
     vectors = None
-    if folder is not None and fingerprint is not None:  # embedded once per model, then read back
+    if folder is not None and fingerprint is not None and engines is not None:  # once per model and engine
         with VectorCache.open(folder) as cache:
             if cache.is_usable:
                 vectors = ModelCache.of(cache, fingerprint).query_vectors(
-                    questions, dense.embedder.encode_query
+                    questions, engines.query_engine(), embed
                 )
     if vectors is None:
-        vectors = [dense.embedder.encode_query(question) for question in questions]
+        vectors = [embed(question) for question in questions]
     return measure_noise_floor(dense.index, dict(zip(questions, vectors, strict=True)).__getitem__, questions)
 
 

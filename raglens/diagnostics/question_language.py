@@ -22,11 +22,11 @@ MIN_CONFIDENCE_LATIN = 0.8
 """The identifier's normalised probability a language needs for a question in Latin script. English
 keyword queries reach up to 0.51 for another language ("message queue dead letter" reads as French
 at 0.514); questions in German, Spanish, French, Portuguese, Dutch, Polish and Turkish reach 0.84-1.0
-for their own, and two of the fourteen tried fall short and keep their noise verdict (an Italian
-question at 0.72, a Turkish one at 0.52); tests/unit/diagnostics/test_question_language.py holds them."""
+for their own (tests/unit/diagnostics/test_question_language.py holds every one); an Italian question
+at 0.72 and a Turkish one at 0.52 fall short and keep their noise verdict, the lesser error."""
 MIN_CONFIDENCE_OTHER_SCRIPT = 0.5
-"""For a question with letters beyond Latin script (Cyrillic, Greek, CJK…): no English question has
-them, and Russian or Chinese questions of three words reach only 0.51-0.59."""
+"""For a question whose prose letters are mostly beyond Latin script (Cyrillic, Greek, CJK…): no
+English question's are, and Russian or Chinese questions of three words reach only 0.51-0.59."""
 
 LATIN_END = 0x024F
 """The last code point of Latin Extended-B: letters past it are another script's."""
@@ -60,8 +60,8 @@ _loading = threading.Lock()
 def load_identifier() -> Any:
     """py3langid's identifier with normalised probabilities, loaded once (~0.7 s with its import).
 
-    The explorer loads it in a worker at start-up, beside the control questions, so no ranking waits
-    for it (:func:`identifier_ready`); the CLI loads it when it first asks.
+    The explorer loads it in a worker of its own after the first frame, so no ranking waits for it
+    (:func:`identifier_ready`); the CLI loads it when it first asks.
     """
     global _loaded
     with _loading:
@@ -92,7 +92,9 @@ def question_language(question: str, model: ModelLanguages | None) -> QuestionLa
     if len(words) < MIN_WORDS and not _WIDE_SCRIPT.search(question):
         return None
     code, confidence = load_identifier().classify(" ".join(words))
-    other_script = any(letter.isalpha() and ord(letter) > LATIN_END for letter in question)
+    letters = [letter for word in words for letter in word if letter.isalpha()]
+    beyond = sum(ord(letter) > LATIN_END for letter in letters)
+    other_script = bool(letters) and beyond * 2 > len(letters)  # mostly another script; a λ is not
     if confidence < (MIN_CONFIDENCE_OTHER_SCRIPT if other_script else MIN_CONFIDENCE_LATIN):
         return None
     return QuestionLanguage(str(code), float(confidence), model)

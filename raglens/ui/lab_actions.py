@@ -196,7 +196,8 @@ class LabActions(ExplorerScreen):
         except BadInputError as error:
             self.post_message(GoldenCaseDone(str(error), saved=False))
             return
-        self.post_message(GoldenCaseChecked(case, target))
+        if not get_current_worker().is_cancelled:  # a second g meanwhile: only its dialog opens
+            self.post_message(GoldenCaseChecked(case, target))
 
     @while_shown
     def on_golden_case_checked(self, message: GoldenCaseChecked) -> None:

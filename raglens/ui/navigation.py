@@ -89,6 +89,7 @@ class Navigation(ExplorerScreen):
             lines.scroll_to(y=lines.row_of_line(top), animate=False, force=True)
 
     def on_corpus_tree_file_selected(self, message: CorpusTree.FileSelected) -> None:
+        self.stop_following_top_hit()
         self.show_file(message.path, 0)
         self.a.embed_next(message.path)
         self._fold_corpus_pane()
@@ -106,10 +107,12 @@ class Navigation(ExplorerScreen):
             self.action_focus_hits()
 
     def on_hit_list_hit_selected(self, message: HitList.HitSelected) -> None:
+        self.stop_following_top_hit()
         self.show_file(message.hit.window.path, message.hit.window.index)
         self.a.embed_next(message.hit.window.path)
 
     def _step_window(self, step: int) -> None:
+        self.stop_following_top_hit()
         if self.corpus is None or self.shown_window is None:
             return
         path, current = self.shown_window
@@ -167,6 +170,9 @@ class Navigation(ExplorerScreen):
         strip = self.query_one(ScoreStrip)
         if strip.source is None:
             self.notify("no findings yet: type a question first", timeout=3)
+            return
+        if not strip.folds:
+            self.notify("the findings are shown whole at this width", timeout=3)
             return
         strip.toggle_unfolded()
 

@@ -92,8 +92,8 @@ class Questions(ExplorerScreen):
         query_vector = result_unless_cancelled(question.vector)
         if query_vector is None:
             return
-        # The language check waits for nothing: until the identifier is loaded (with the control
-        # questions, whose noise band is all it qualifies) the ranking goes without it.
+        # The language check waits for nothing: until the identifier is loaded (in a worker of its
+        # own, after the first frame) the ranking goes without it, and is ranked again once it is.
         languages = languages_of(*model) if identifier_ready() else None
         shown = rank_for_display(index, corpus, question.text, query_vector, k, controls, pinned, languages)
         if not get_current_worker().is_cancelled:
@@ -320,6 +320,10 @@ class Questions(ExplorerScreen):
             self.show_file(path, 0)
             if self._query_text.strip():
                 self._following = self.shown_window  # no hits yet: the top hit replaces it when they come
+
+    def stop_following_top_hit(self) -> None:
+        """The user opened or stepped to a window: from now on the view is theirs."""
+        self._following = None
 
     def _follow_top_hit(self, result: SearchResult) -> None:
         """Show the launch question's top hit, and keep showing the top hit as more windows rank,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -80,11 +81,12 @@ def status_text(
     if from_cache:
         add(4, f" ({from_cache:,} from the cache)", "green")
     if cut_short:  # the model stops reading some windows early: the tails of those are never embedded
+        share = percent_floor(cut_short)
         add(
             10,
-            f" · the model cuts {cut_short:.0%} of windows short",
+            f" · the model cuts {share} of windows short",
             "bold red" if cut_short >= 0.25 else "yellow",
-            f" · {cut_short:.0%} cut short",
+            f" · {share} cut short",
         )
     if width is not None:
         for level in [*sorted({part.drop for part in parts if part.drop is not None}), LAST_TO_GO]:
@@ -99,6 +101,11 @@ def status_text(
     for part in parts:
         text.append_text(part.words)
     return text
+
+
+def percent_floor(share: float) -> str:
+    """``<1%`` for a share above nothing, else the whole percent below it: 99.6% is not all."""
+    return "<1%" if 0 < share < 0.01 else f"{math.floor(share * 100)}%"
 
 
 def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int, precision: str) -> Text:

@@ -431,7 +431,9 @@ def test_a_read_only_cache_is_read_reported_and_never_changed(tmp_path: Path) ->
     assert not list(cache_dir.glob("*.broken-*")), "a read-only cache is not broken"
 
 
-def test_query_vectors_are_kept_apart_from_windows_replaced_when_damaged_and_cleared(tmp_path: Path) -> None:
+def test_query_vectors_are_kept_per_model_and_engine_replaced_when_damaged_and_cleared(
+    tmp_path: Path,
+) -> None:
     embedder = HashingEmbedder()
     asked: list[str] = []
 
@@ -441,23 +443,29 @@ def test_query_vectors_are_kept_apart_from_windows_replaced_when_damaged_and_cle
 
     questions = ["how do cats purr?", "what is the capital of Mongolia?"]
     with VectorCache.open(tmp_path) as cache:
-        model = ModelCache(cache, fake_fingerprint("a"), None)
-        first = model.query_vectors(questions, embed)
-        again = ModelCache(cache, fake_fingerprint("a"), None).query_vectors([*questions, "new one"], embed)
-        assert asked == [*questions, "new one"], "each question embedded once for this model"
+        first = ModelCache(cache, fake_fingerprint("a"), None).query_vectors(
+            questions, "onnx|fp32|cpu", embed
+        )
+        again = ModelCache(cache, fake_fingerprint("a"), None).query_vectors(
+            [*questions, "new one"], "onnx|fp32|cpu", embed
+        )
+        assert asked == [*questions, "new one"], "each question embedded once for this model and engine"
         for stored, vector in zip(first, again, strict=False):
             np.testing.assert_array_equal(stored, vector)  # exactly what the engine gave, bit for bit
-        assert ModelCache(cache, fake_fingerprint("a"), 64).lookup(questions) == [None, None], "not windows"
-        assert ModelCache(cache, fake_fingerprint("b"), 64).lookup_queries(questions) == [None, None]
-        cache._require().execute("UPDATE query_vectors SET vector = zeroblob(length(vector))")  # damaged
+        a = ModelCache(cache, fake_fingerprint("a"), 64)
+        assert a.lookup(questions) == [None, None], "not windows"
+        assert a.lookup_queries(questions, "torch|bf16|cpu") == [None, None], "another engine's are its own"
+        assert ModelCache(cache, fake_fingerprint("b"), 64).lookup_queries(questions, "onnx|fp32|cpu") == [
+            None,
+            None,
+        ]
+        cache._require().execute("UPDATE control_vectors SET vector = zeroblob(length(vector))")  # damaged
         asked.clear()
-        ModelCache(cache, fake_fingerprint("a"), 64).query_vectors(questions, embed)
+        a.query_vectors(questions, "onnx|fp32|cpu", embed)
         assert asked == questions, "a damaged row is embedded again"
-        assert ModelCache(cache, fake_fingerprint("a"), 64).lookup_queries(questions)[0] is not None, (
-            "replaced"
-        )
+        assert a.lookup_queries(questions, "onnx|fp32|cpu")[0] is not None, "and replaced"
         cache.clear()
-        assert ModelCache(cache, fake_fingerprint("a"), 64).lookup_queries(questions) == [None, None]
+        assert a.lookup_queries(questions, "onnx|fp32|cpu") == [None, None]
         assert not cache.warnings
 
 
@@ -508,5 +516,5 @@ def test_the_embedding_process_answers_a_question_asked_before_from_the_cache(tm
     marker = np.zeros_like(first)
     marker[0] = 1.0  # a unit vector the model never gives: seen again only if read from the cache
     with sqlite3.connect(tmp_path / CACHE_FILE_NAME) as connection:
-        connection.execute("UPDATE query_vectors SET vector = ?", (marker.astype("<f4").tobytes(),))
+        connection.execute("UPDATE control_vectors SET vector = ?", (marker.astype("<f4").tobytes(),))
     np.testing.assert_array_equal(ask(), marker)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.geometry import Size
@@ -25,8 +26,9 @@ if TYPE_CHECKING:  # it imports numpy, which the app loads only after its first 
 
 EXCERPT_LINES = 6
 NARROW_EXCERPT_LINES = 1
-"""In a pane under NARROW_BELOW columns (80x24 gives the hits 37): one line of each window, so three
-hits with their citations fit under the question and its findings; e shows a hit whole."""
+"""In a pane under NARROW_BELOW columns (80x24 gives the hits 37): one line of each window (the first
+holding a query word, else the first with text, with its line number and how many more there are), so
+three hits with their citations fit under the question and its findings; e shows a hit whole."""
 NARROW_BELOW = 50
 BAR_WIDTHS = (12, 6)
 """The bar's width: 12 where the citation fits beside it (narrower than the CLI's), else 6, else none."""
@@ -197,7 +199,7 @@ def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None, *, expanded:
     text.append(f"{hit.score:.3f} ", style="bold cyan")
     window = hit.window
     path, line_range = printable_name(window.path), f":L{window.line_start}-L{window.line_end}"
-    shortest = len(shortest_citation(path, line_range))
+    shortest = cell_len(shortest_citation(path, line_range))
     fitting = [w for w in BAR_WIDTHS if width is None or text.cell_len + w + 2 + shortest <= width]
     bar = fitting[0] if fitting else BAR_WIDTHS[-1]
     if fitting or width is None or width >= NARROW_BELOW:
@@ -207,6 +209,15 @@ def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None, *, expanded:
         text.append_text(part)
     narrow = width is not None and width < NARROW_BELOW
     preview = NARROW_EXCERPT_LINES if narrow else EXCERPT_LINES
+    if narrow and not expanded and lines.lines:
+        # The line that says most: the first holding a query word, else the first with any text.
+        at = next(iter(lines.word_lines), None)
+        if at is None:
+            at = next((n for n, line in enumerate(lines.lines) if line.plain.strip()), 0)
+        more = f"+{len(lines.lines) - 1} " if len(lines.lines) > 1 else ""  # before the text: never cut
+        text.append(f"\n   │ {more}L{lines.first_line + at}: ", style="dim")
+        text.append_text(lines.lines[at])
+        return text
     shown = lines.lines if expanded else lines.lines[:preview]
     for line in shown:
         text.append("\n   │ ", style="dim")

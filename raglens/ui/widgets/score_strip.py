@@ -114,6 +114,11 @@ class ScoreStrip(FittedText[StripContent]):
         self._versus = profile
         self.refresh(layout=True)
 
+    @property
+    def folds(self) -> bool:
+        """Whether the strip is narrow enough to fold its findings to one line each."""
+        return 0 < self.size.width < COMPACT_BELOW
+
     def toggle_unfolded(self) -> bool:
         """Show the findings whole, or one line each again; returns whether they are whole now."""
         self.unfolded = not self.unfolded

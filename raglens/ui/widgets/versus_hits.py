@@ -16,14 +16,17 @@ if TYPE_CHECKING:
 
 BAR_WIDTH = 10
 BAR_FROM = 60
+"""Columns from which each hit has a similarity bar; a narrower pane keeps the citation whole instead."""
 NARROW_BELOW = 50
 """Columns under which B's title and overlap take one line each (80x24 gives the pane 37)."""
-"""Columns from which each hit has a similarity bar; a narrower pane keeps the citation whole instead."""
 
 
 def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | None) -> Text:
     """B's title, its top k with their movement from A, where A's hits went, and pinned answers."""
     narrow = width is not None and width < NARROW_BELOW
+    if narrow:  # its state first (embedding, loading, stopped: why), then its settings, cut to one line
+        first, *settings, state = title.split(" · ") if " · " in title else (title, "")
+        title = " · ".join(part for part in (first, state, *settings) if part)
     text = Text(printable(title), style="bold magenta")
     if narrow and width is not None and text.cell_len > width:
         text.truncate(width, overflow="ellipsis")  # one line: B's rows need the room at 80x24

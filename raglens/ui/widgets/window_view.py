@@ -85,6 +85,11 @@ def window_header(
     return header
 
 
+_HeaderSource = tuple[
+    str, Sequence[Window], "int | None", "ReadingExtent | None", "float | None", bool, FileLens
+]
+
+
 class WindowView(Widget):
     """Shows one file and its windows; the app tells it which file and window to show."""
 
@@ -97,6 +102,9 @@ class WindowView(Widget):
         super().__init__(id=id)
         self._measured: tuple[str, LineIndex, list[str]] | None = None
         """The text last shown, its line index and lines as drawn: stepping windows reuses them."""
+        self._header_source: _HeaderSource | None = None
+        """What the header says, kept to draw it again when the pane's width crosses COMPACT_BELOW."""
+        self._header_compact = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("select a file or a hit", style="dim"), id="window-header")
@@ -126,26 +134,8 @@ class WindowView(Widget):
         _, lines, drawn = self._measured
         chars_read = extent.chars_read if extent is not None else None
         share = sum(end - start for start, end in never_read) / len(text) if text else None
-        compact = 0 < self.size.width < COMPACT_BELOW
-        header = window_header(path, windows, current, extent, share, compact=compact)
-        if wrap:
-            header.append("  wrapped (s)", style="dim")
-        if lens.heat_on:
-            header.append("\n")
-            header.append_text(heat_legend())
-            if lens.heat is None:
-                header.append("  (no ranked query yet)", style="dim")
-        for note in lens.notes:
-            header.append("\n" + printable(note), style="yellow")
-        if lens.other_starts:
-            count = len(lens.other_starts)
-            grid = (
-                f"B's grid (o): ▸ {count} line(s)"
-                if compact
-                else (f"B's grid (o): ▸ marks the {count} line(s) where a window of B starts")
-            )
-            header.append("\n" + grid, style="magenta")
-        self.query_one("#window-header", Static).update(header)
+        self._header_source = (path, windows, current, extent, share, wrap, lens)
+        self._draw_header()
         file_lines = self.query_one(FileLines)
         layout = FileLayout(
             text,
@@ -169,7 +159,39 @@ class WindowView(Widget):
         )
         file_lines.scroll_to(x=0, y=top, animate=False, force=True)
 
+    def _draw_header(self) -> None:
+        """The header for the file shown, in its short form in a narrow pane (redrawn on a resize)."""
+        if self._header_source is None:
+            return
+        path, windows, current, extent, share, wrap, lens = self._header_source
+        compact = 0 < self.size.width < COMPACT_BELOW
+        self._header_compact = compact
+        header = window_header(path, windows, current, extent, share, compact=compact)
+        if wrap:
+            header.append("  wrapped (s)", style="dim")
+        if lens.heat_on:
+            header.append("\n")
+            header.append_text(heat_legend())
+            if lens.heat is None:
+                header.append("  (no ranked query yet)", style="dim")
+        for note in lens.notes:
+            header.append("\n" + printable(note), style="yellow")
+        if lens.other_starts:
+            count = len(lens.other_starts)
+            grid = (
+                f"B's grid (o): ▸ {count} line(s)"
+                if compact
+                else (f"B's grid (o): ▸ marks the {count} line(s) where a window of B starts")
+            )
+            header.append("\n" + grid, style="magenta")
+        self.query_one("#window-header", Static).update(header)
+
+    def on_resize(self) -> None:
+        if self._header_source is not None and (0 < self.size.width < COMPACT_BELOW) != self._header_compact:
+            self._draw_header()
+
     def show_message(self, title: str, message: str) -> None:
         """Show a note instead of a file, such as why a file is skipped."""
+        self._header_source = None
         self.query_one("#window-header", Static).update(Text(printable_name(title), style="bold"))
         self.query_one(FileLines).show_note(Text(printable(message), style="italic"))

@@ -145,6 +145,8 @@ class GridFinished:
 
     report: str
     cases: tuple[GridCase, ...] = ()
+    best: int | None = None
+    """The best row's index (None when no row found anything): a case opened is compared with it."""
 
 
 @dataclass(frozen=True)

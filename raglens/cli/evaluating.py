@@ -141,6 +141,7 @@ def _run_eval_grid(
         run_grid,
     )
     from raglens.configuration import grid_configs, parse_grid_axis
+    from raglens.diagnostics.grid import best_row
     from raglens.grid_events import GridFinished
 
     axes = [parse_grid_axis(spec) for spec in args.grid]
@@ -168,7 +169,7 @@ def _run_eval_grid(
         save_plot(plot, args.k, rows)
         stderr.print(f"raglens: drew the chart to {plot}", markup=False)
     if events is not None:
-        events(GridFinished(grid_report(args.k, axes, rows), grid_cases(rows)))
+        events(GridFinished(grid_report(args.k, axes, rows), grid_cases(rows), best_row(rows)))
     elif json_mode:
         print(
             dump(

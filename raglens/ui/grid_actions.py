@@ -7,6 +7,7 @@ A mixin of the app; the worker only reads the child and posts its events, the ha
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from rich.text import Text
 from textual import work
 from textual.message import Message
 
+from raglens.configuration import RetrievalConfig, grid_configs
 from raglens.errors import BadInputError
 from raglens.grid_events import GridCase, GridEvent, GridFailed, GridFinished, GridRowDone, GridStarted
 from raglens.printable import printable
@@ -45,6 +47,19 @@ class GridEventArrived(Message):
     event: GridEvent
 
 
+def row_to_compare(
+    rows: Sequence[RetrievalConfig], best: int | None, case: GridCase, a: RetrievalConfig
+) -> RetrievalConfig | None:
+    """The grid row to open as B for ``case``: the best row, or, when A is the best, the first row where
+    the case's rank differs from the best's (its cell marked ▲ or ▼); None when there is none."""
+    if best is None or not 0 <= best < len(rows):
+        return None
+    if rows[best] != a:
+        return rows[best]
+    moved = [n for n, cell in enumerate(case.cells) if n != best and ("▲" in cell or "▼" in cell)]
+    return rows[moved[0]] if moved and moved[0] < len(rows) else None
+
+
 class GridActions(ExplorerScreen):
     """The eval grid from the explorer."""
 
@@ -52,6 +67,10 @@ class GridActions(ExplorerScreen):
         super().__init__(config, process)
         self.grid_child: GridChild | None = None
         """The grid running now, if one is."""
+        self.grid_rows: tuple[RetrievalConfig, ...] = ()
+        """The configurations of the last grid run, in its rows' order."""
+        self.grid_best: int | None = None
+        """The last grid's best row, once it finished (None: none found anything)."""
 
     def action_eval_grid(self) -> None:
         """Ask which parameters to vary, then evaluate every combination on the golden file."""
@@ -78,6 +97,7 @@ class GridActions(ExplorerScreen):
         if request is None:
             return
         command = grid_command(self.config, self.a.config, str(self.golden_path()), request.axes, request.k)
+        self.grid_rows, self.grid_best = tuple(grid_configs(self.a.config, request.axes)), None
         width = max(min(self.size.width, REPORT_WIDTH) - REPORT_MARGIN, 60)
         child = self.grid_child = GridChild(command, width)
         self.narrate(f"eval grid: {request.count} configuration(s), k={request.k}")
@@ -110,7 +130,8 @@ class GridActions(ExplorerScreen):
             case GridRowDone(number=number, total=total):
                 if isinstance(self.app.screen, GridRunScreen):
                     self.app.screen.show_done(number, total)
-            case GridFinished(report=report, cases=cases):
+            case GridFinished(report=report, cases=cases, best=best):
+                self.grid_best = best
                 self._grid_ended()
                 self.narrate("eval grid done")
                 self.app.push_screen(GridReportScreen(Text(printable(report)), cases), self._grid_case_chosen)
@@ -123,8 +144,21 @@ class GridActions(ExplorerScreen):
                 assert_never(event)
 
     def _grid_case_chosen(self, case: GridCase | None) -> None:
-        if case is not None:
-            self.open_case(case.query, case.expect)
+        """Ask the case's question with its answer pinned, and open as B the row it is compared with,
+        so B's boundaries lie over A's and the move can be seen."""
+        if case is None:
+            return
+        self.open_case(case.query, case.expect)
+        row = row_to_compare(self.grid_rows, self.grid_best, case, self.a.config)
+        if row is None:
+            return
+        if self.b is None or self.b.config != row:
+            self.start_versus(row)
+        self.notify(
+            printable(f"B is {row.describe()}, the grid's row to compare this question with"),
+            timeout=6,
+            markup=False,
+        )
 
     def _grid_ended(self) -> None:
         """The grid ended by itself: forget it and close its progress screen."""

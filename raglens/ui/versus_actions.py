@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from raglens.compare import VersusRanking
+    from raglens.configuration import RetrievalConfig
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.symbols import Definition
@@ -106,6 +107,10 @@ class VersusActions(ExplorerScreen):
         self.relay_events(b)
         if self.corpus is not None:
             self.cut_windows(b.run_id, self.corpus, b.config.params)
+
+    def start_versus(self, config: RetrievalConfig) -> None:
+        """Compare with ``config`` as B, as the v form does (an eval grid's row, opened with a case)."""
+        self._versus_chosen(VersusChoice(config))
 
     def stop_versus(self) -> None:
         """Stop comparing: B's process ends and its hits leave the screen."""

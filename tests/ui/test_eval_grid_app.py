@@ -67,6 +67,9 @@ async def test_a_question_chosen_in_the_grid_report_is_asked_with_its_answer_pin
         assert options.option_count == 2, "the two answerable cases; the negative has no answer to pin"
         options.focus()
         options.highlighted = 1
+        report = app.screen
+        assert isinstance(report, GridReportScreen)
+        chosen = report.cases[1]
         await pilot.press("enter")
         second = CASES[1]
         await wait_until(pilot, lambda: not isinstance(app.screen, GridReportScreen), "the report closed")
@@ -77,6 +80,16 @@ async def test_a_question_chosen_in_the_grid_report_is_asked_with_its_answer_pin
         assert app.main.shown_query == second["q"]
         assert app.main.last_diagnostics is not None
         assert [str(entry.ref) for entry in app.main.last_diagnostics.expected] == second["expect"]
+        # The row it is compared with opens as B, its boundaries over A's.
+        from raglens.ui.grid_actions import row_to_compare
+
+        assert [row.params.size for row in app.main.grid_rows] == [500, 1000]
+        assert chosen.query == second["q"]
+        row = row_to_compare(app.main.grid_rows, app.main.grid_best, chosen, app.main.a.config)
+        if row is None:
+            assert app.main.b is None
+        else:
+            assert app.main.b is not None and app.main.b.config == row
 
 
 async def test_escape_stops_a_running_grid_and_its_process(tmp_path: Path) -> None:
@@ -141,3 +154,18 @@ async def test_a_bad_axis_is_refused_in_the_form(tmp_path: Path) -> None:
         error = app.screen.query_one("#grid-error", Static)
         await wait_until(pilot, lambda: "smaller" in str(error.render()), "the refusal")
         assert app.main.grid_child is None and isinstance(app.screen, GridScreen)
+
+
+def test_the_row_a_case_is_compared_with_is_the_best_or_where_it_moved() -> None:
+    from raglens.configuration import RetrievalConfig
+    from raglens.grid_events import GridCase
+    from raglens.ui.grid_actions import row_to_compare
+    from raglens.windows import Unit, WindowParams
+
+    rows = [RetrievalConfig(WindowParams(Unit.CHARS, size, 100)) for size in (500, 800, 1000)]
+    case = GridCase(3, "q?", ("a.md",), ("1", "miss ▼", "2 ▼"))
+    assert row_to_compare(rows, 0, case, rows[2]) == rows[0], "A is not the best: the best is B"
+    assert row_to_compare(rows, 0, case, rows[0]) == rows[1], "A is the best: where the case moved"
+    same = GridCase(3, "q?", ("a.md",), ("1", "1", "1"))
+    assert row_to_compare(rows, 0, same, rows[0]) is None, "it moved nowhere: no B"
+    assert row_to_compare(rows, None, case, rows[2]) is None, "no row found anything: no best"

@@ -174,7 +174,7 @@ STARTED = {"type": "started", "number": 1, "total": 2, "config": "c", "seconds_l
         (json.dumps({**STARTED, "config": None}), "started.config should be str"),
         ('{"type": "failed", "message": NaN}', "NaN"),
         ('{"type": "started", "number": 1, "total": 1e999, "config": "c", "seconds_left": null}', "1e999"),
-        ('{"type": "finished", "report": ["a"], "cases": []}', "finished.report should be str"),
+        ('{"type": "finished", "report": ["a"], "cases": [], "best": null}', "finished.report should be str"),
         ('{"type": "row_done", "number": 1, "total": 1, "row": []}', "row_done.row should be an object"),
     ],
 )

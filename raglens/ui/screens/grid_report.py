@@ -38,13 +38,22 @@ class GridReportScreen(ModalScreen[GridCase | None]):
         self._report = report
         self._cases = list(cases)
 
+    @property
+    def cases(self) -> tuple[GridCase, ...]:
+        """The questions offered, in the order listed."""
+        return tuple(self._cases)
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="report-box"):
             yield Static(Text("Eval grid", style="bold"), id="report-title")
             yield Static(self._report, id="report-body")
             if self._cases:
                 yield Static(
-                    Text("tab to a question, enter asks it with its expected answer pinned", style="bold"),
+                    Text(
+                        "tab to a question, enter asks it with its expected answer pinned and opens the "
+                        "row it is compared with as B",
+                        style="bold",
+                    ),
                     id="grid-cases-title",
                 )
                 yield OptionList(*(Option(case_label(case)) for case in self._cases), id="grid-cases")

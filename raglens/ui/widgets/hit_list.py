@@ -55,9 +55,9 @@ class HitExcerpt:
     noise_mark: str = ""
     """``within noise`` or ``undecided`` (near the noise band's edge); empty above it or unjudged."""
 
-    def hidden(self, expanded: bool, shown: int = EXCERPT_LINES) -> int:
-        """How many lines a preview of ``shown`` lines leaves out."""
-        return 0 if expanded else max(len(self.lines) - shown, 0)
+    def hidden(self, expanded: bool) -> int:
+        """How many lines the preview leaves out."""
+        return 0 if expanded else max(len(self.lines) - EXCERPT_LINES, 0)
 
 
 def hit_excerpt(
@@ -208,7 +208,6 @@ def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None, *, expanded:
     for part in _heading_rest(path, line_range, _markers(lines), width, text.cell_len):
         text.append_text(part)
     narrow = width is not None and width < NARROW_BELOW
-    preview = NARROW_EXCERPT_LINES if narrow else EXCERPT_LINES
     if narrow and not expanded and lines.lines:
         # The line that says most: the first holding a query word, else the first with any text.
         at = next(iter(lines.word_lines), None)
@@ -218,13 +217,13 @@ def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None, *, expanded:
         text.append(f"\n   │ {more}L{lines.first_line + at}: ", style="dim")
         text.append_text(lines.lines[at])
         return text
-    shown = lines.lines if expanded else lines.lines[:preview]
+    shown = lines.lines if expanded else lines.lines[:EXCERPT_LINES]
     for line in shown:
         text.append("\n   │ ", style="dim")
         text.append_text(line)
-    if lines.hidden(expanded, preview) and not narrow:  # narrow: the room is the next hit's (e shows all)
+    if lines.hidden(expanded):
         text.append_text(_fold_line(lines, width))
-    elif expanded and len(lines.lines) > preview:
+    elif expanded and len(lines.lines) > (NARROW_EXCERPT_LINES if narrow else EXCERPT_LINES):
         text.append("\n   │ (whole window · e folds)", style="dim")
     return text
 

@@ -119,6 +119,13 @@ class CacheTrouble:
     message: str
 
 
+@dataclass(frozen=True)
+class EngineTrouble:
+    """An engine failed its check and was put aside; the process carries on with another (see the message)."""
+
+    message: str
+
+
 ProcessEvent = (
     ModelReady
     | ModelFailed
@@ -127,6 +134,7 @@ ProcessEvent = (
     | VectorsEmbedded
     | WindowsDone
     | CacheTrouble
+    | EngineTrouble
     | ProcessEnded
 )
 """Everything the process reports."""

@@ -25,6 +25,7 @@ from raglens.embedding_events import (
     CacheTrouble,
     EmbedFirst,
     EmbedQuery,
+    EngineTrouble,
     IndexWindows,
     ModelFailed,
     ModelReady,
@@ -52,6 +53,7 @@ class EmbeddingServer:
 
     def __init__(self, connection: Connection, config: ServerConfig) -> None:
         self._connection = connection
+        self._sending = threading.Lock()
         self._config = config
         self._cache: VectorCache | None = None
         self._model_cache: ModelCache | None = None
@@ -67,13 +69,20 @@ class EmbeddingServer:
         export_dir = cache_dir if model_cache is not None else None
         # Never exports first: that would hold every query for the export's seconds. The export
         # follows the windows instead, in a thread, for the next launch.
-        self.engines = Engines(config.choice, fingerprint, export_dir, export_first_from=None)
+        self.engines = Engines(
+            config.choice,
+            fingerprint,
+            export_dir,
+            on_warning=lambda warning: self.send(EngineTrouble(warning)),
+            export_first_from=None,
+        )
         self._builder: IndexBuilder | None = None
         self._generation = 0
         self._exporter: threading.Thread | None = None
 
     def send(self, event: ProcessEvent) -> None:
-        self._connection.send(event)
+        with self._sending:  # the export thread may speak too: one event at a time on the socket
+            self._connection.send(event)
 
     def serve(self) -> None:
         """Answer requests until shutdown or a closed pipe; embed a batch whenever none is waiting."""
@@ -170,6 +179,9 @@ class EmbeddingServer:
             self.send(CacheTrouble(cache.warnings.pop(0)))
 
     def close(self) -> None:
+        from raglens.onnx_model import abandon_exports
+
+        abandon_exports()  # stopped while exporting: no half-written export stays in the cache
         if self._cache is not None:
             self._cache.close()
 

@@ -53,9 +53,13 @@ class Engines:
         cache_dir: Path | None,
         *,
         on_note: Note = _say_nothing,
+        on_warning: Note = _say_nothing,
         export_first_from: int | None = EXPORT_FIRST_FROM,
     ) -> None:
         """``fingerprint`` and ``cache_dir`` locate the export; without either, no export is used or made.
+
+        ``on_note`` hears what the engines do; ``on_warning`` what went wrong (an export that failed
+        its check), which the user must see.
 
         ``export_first_from``: from this many windows to embed on, export before embedding them; None
         never exports first (the explorer's process, which must keep answering queries meanwhile).
@@ -64,6 +68,7 @@ class Engines:
         self._fingerprint = fingerprint
         self._cache_dir = cache_dir
         self._on_note = on_note
+        self._on_warning = on_warning
         self._export_first_from = export_first_from
         self._export: Embedder | None = None
         self._export_looked_up = False
@@ -95,7 +100,9 @@ class Engines:
             from raglens.onnx_model import load_exported
 
             assert self._cache_dir is not None and self._fingerprint is not None
-            self._export = load_exported(self._cache_dir, self._fingerprint)
+            self._export = load_exported(
+                self._cache_dir, self._fingerprint, on_warning=self._on_warning, on_note=self._on_note
+            )
         self._export_looked_up = True
         return self._export
 

@@ -3,7 +3,7 @@
 Importing sentence-transformers takes 7-20 s here; onnxruntime and tokenizers load in ~0.5 s and
 embed a query in ~7 ms, with vectors equal to sentence-transformers' (cosine 0.99999+). raglens
 exports each model once, from sentence-transformers, into the cache, and checks the export
-against the model before keeping it.
+against the model before keeping it, and again, against its witness, every time it is opened.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +23,25 @@ import numpy as np
 from raglens.embedding import SentenceTransformerEmbedder, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
+from raglens.export_witness import (
+    WITNESS_TEXTS,
+    WITNESS_TOLERANCE,
+    ExportWitness,
+    largest_difference,
+    read_witness,
+    sha256_of,
+    witness_of,
+    witness_path,
+    write_witness,
+)
 from raglens.fingerprint import ModelFingerprint
 from raglens.locations import ONNX_FOLDER
-from raglens.onnx_graph import fuse, split_skip_layer_norms
+from raglens.onnx_graph import fuse
 from raglens.tokens import TokenCounter, load_tokenizer
 
 EXPORT_VERSION = 3
 """Bump when the exported graph changes, so older exports are redone (2: onnxruntime's fusions applied;
-3: its skip layer norms split again). A version-2 export is upgraded in place, without torch."""
+3: its skip layer norms split again). An older export is removed once a new one is made."""
 AGREEMENT = 0.9999
 """The least cosine between an export's vectors and the model's for the export to be kept."""
 
@@ -46,9 +57,15 @@ class ExportUnsupported(ModelLoadError):
     """The model's pipeline is not one raglens can export (only transformer, pooling, normalise)."""
 
 
-UPGRADE_AGREEMENT = 0.999999
-"""The least cosine between an upgraded export and the export it was made from: the same sums, in
-another order, so far tighter than AGREEMENT."""
+class ExportRejected(Exception):
+    """An export failed its check against its witness: it must neither rank nor store a vector."""
+
+
+Warn = Callable[[str], None]
+
+
+def _ignore(message: str) -> None:
+    """The default listener, which drops what it is told."""
 
 
 def export_path(cache_dir: Path, fingerprint: ModelFingerprint, version: int = EXPORT_VERSION) -> Path:
@@ -129,44 +146,99 @@ def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
         candidates = [plain]
         if fuse(plain, fused, config.num_attention_heads, config.hidden_size):
             candidates.insert(0, fused)  # faster: kept only if it agrees with the model as well
-        expected = _reference_vectors(fingerprint)
+        reference = _reference_vectors(fingerprint)
+        expected, witnessed = reference[: len(_PROBES)], reference[len(_PROBES) :]
         failures = []
         for candidate in candidates:
             agreement = _agreement(expected, candidate, fingerprint)
-            if agreement >= AGREEMENT:
-                os.replace(candidate, target)
+            # The check every later open makes, made now, so an export kept is one that will pass it.
+            difference = largest_difference(witnessed, _witness_vectors(candidate, fingerprint))
+            if agreement >= AGREEMENT and difference <= WITNESS_TOLERANCE:
+                write_witness(target, witness_of(candidate, WITNESS_TEXTS, witnessed))
+                os.replace(candidate, target)  # a rename keeps the size and time the witness holds
+                _remove_older_versions(target.parent, fingerprint)
                 return
-            failures.append(f"{candidate.name}: cosine {agreement:.6f}")
+            failures.append(f"{candidate.name}: cosine {agreement:.6f}, witness off by {difference:.1e}")
         raise ExportUnsupported(f"the export does not agree with the model ({'; '.join(failures)})")
+
+
+def _remove_older_versions(folder: Path, fingerprint: ModelFingerprint) -> None:
+    """Delete the exports of earlier versions (~90 MB each) and their witnesses: never opened again."""
+    for version in range(1, EXPORT_VERSION):
+        older = export_path(folder.parent, fingerprint, version)
+        for path in (older, witness_path(older)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+_PARTIAL_PREFIX = "export-"
+_open_partials: set[str] = set()
+"""This process's half-written exports, removed by :func:`abandon_exports` when it stops early."""
 
 
 @contextlib.contextmanager
 def _partial_file(folder: Path) -> Iterator[Path]:
-    """A fresh ``*.partial`` file in ``folder``, deleted on the way out unless it was renamed away."""
-    handle, name = tempfile.mkstemp(dir=folder, suffix=".partial")
+    """A fresh ``export-<pid>-*.partial`` file in ``folder``, deleted on the way out unless renamed away.
+
+    The pid in its name lets a later export tell a file whose writer was killed from one being written.
+    """
+    handle, name = tempfile.mkstemp(dir=folder, prefix=f"{_PARTIAL_PREFIX}{os.getpid()}-", suffix=".partial")
     os.close(handle)
+    _open_partials.add(name)
     try:
         yield Path(name)
     finally:
+        _open_partials.discard(name)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name)
 
 
-def _remove_abandoned_exports(folder: Path, older_than_s: float = 3600) -> None:
-    """Delete half-written exports (~90 MB each) left by a process killed while exporting."""
-    cutoff = time.time() - older_than_s
-    for leftover in folder.glob("*.partial"):
+def abandon_exports() -> None:
+    """Delete the half-written exports of this process: it stops before its export thread is done."""
+    for name in list(_open_partials):
         with contextlib.suppress(OSError):
-            if leftover.stat().st_mtime < cutoff:
+            os.unlink(name)  # the writer, if still writing, writes on into a file no one can see
+
+
+def _writer_is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def _remove_abandoned_exports(folder: Path, older_than_s: float = 3600) -> None:
+    """Delete half-written exports (~90 MB each) whose writer is gone, or that are over an hour old.
+
+    A file from before the pid was in the name is taken as abandoned after ten minutes: an export
+    takes well under a minute here.
+    """
+    now = time.time()
+    for leftover in folder.glob("*.partial"):
+        parts = leftover.name.split("-")
+        writer = int(parts[1]) if leftover.name.startswith(_PARTIAL_PREFIX) and parts[1].isdigit() else None
+        with contextlib.suppress(OSError):
+            age = now - leftover.stat().st_mtime
+            gone = writer is not None and writer != os.getpid() and not _writer_is_alive(writer)
+            if gone or age > older_than_s or (writer is None and age > 600):
                 leftover.unlink()
 
 
 def _reference_vectors(fingerprint: ModelFingerprint) -> np.ndarray:
-    """The model's own fp32 vectors of the probe texts, through sentence-transformers."""
+    """The model's own fp32 vectors of the probe texts, then of the witness texts, through
+    sentence-transformers."""
     from sentence_transformers import SentenceTransformer
 
     reference = SentenceTransformer(str(fingerprint.folder), device="cpu")
-    return normalize_rows(reference.encode(list(_PROBES), convert_to_numpy=True))
+    return normalize_rows(reference.encode([*_PROBES, *WITNESS_TEXTS], convert_to_numpy=True))
+
+
+def _witness_vectors(exported: Path, fingerprint: ModelFingerprint) -> np.ndarray:
+    """The vectors the graph at ``exported`` gives the witness texts, as every open computes them."""
+    return OnnxEmbedder(exported, fingerprint).whole_vectors(WITNESS_TEXTS)
 
 
 def _agreement(expected: np.ndarray, exported: Path, fingerprint: ModelFingerprint) -> float:
@@ -274,6 +346,19 @@ class OnnxEmbedder:
         vector: np.ndarray = self._run(self._session, [self._tokenizer.encode(query)])[0]
         return vector
 
+    def whole_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """The unit vectors of short ``texts`` read whole, whatever the token limit (one export serves
+        every limit, and its witness was taken at the model's own), each run alone, unpadded."""
+        self._tokenizer.no_truncation()
+        try:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        finally:
+            if self._limit is not None:
+                self._tokenizer.enable_truncation(self._limit)
+        if not encodings:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return np.concatenate([self._run(self._session, [encoding]) for encoding in encodings])
+
     def _run(self, session: Any, encodings: Sequence[Any]) -> np.ndarray:
         """The unit vectors of tokenised texts, padded on the right to the longest of them."""
         width = max(len(encoding.ids) for encoding in encodings)
@@ -305,44 +390,69 @@ def exportable(embedder: SentenceTransformerEmbedder, fingerprint: ModelFingerpr
     return embedder.device == "cpu" and fingerprint.max_seq_length == embedder.max_seq_length
 
 
-def load_exported(cache_dir: Path, fingerprint: ModelFingerprint) -> OnnxEmbedder | None:
-    """The model's export from the cache, or None if there is none yet (or it cannot be loaded).
+def load_exported(
+    cache_dir: Path, fingerprint: ModelFingerprint, *, on_warning: Warn = _ignore, on_note: Warn = _ignore
+) -> OnnxEmbedder | None:
+    """The model's export from the cache once it has proved itself, or None if there is none to use.
 
-    An export of the previous version is upgraded first (about a second, once): a warm start after an
-    upgrade of raglens still needs no torch. Should that fail, the older export serves as it is.
+    An export that fails its witness (damaged bytes, vectors off the model's) is set aside and
+    ``on_warning`` says so in one line; the caller then embeds with sentence-transformers, which makes
+    a new export. One without a witness (made by an older raglens) is not used, and ``on_note`` says
+    that a new one will be made.
     """
     path = export_path(cache_dir, fingerprint)
     if not path.exists():
-        previous = export_path(cache_dir, fingerprint, EXPORT_VERSION - 1)
-        if not previous.exists():
-            return None
-        if not (_upgrade(previous, path, fingerprint) or path.exists()):  # or another process did it
-            path = previous
+        return None
+    witness = read_witness(path)
+    if witness is None:
+        on_note(f"the ONNX export {path.name} has no witness to check it by; it is made again")
+        return None
     try:
-        return OnnxEmbedder(path, fingerprint)
-    except ModelLoadError:
+        return open_proven(path, fingerprint, witness)
+    except ExportRejected as rejected:
+        aside = set_aside(path)
+        where = f"moved it to {aside.name}" if aside is not None else "could not move it"
+        on_warning(
+            f"the ONNX export of {fingerprint.name} failed its check ({rejected}); {where}, and the "
+            "model embeds through sentence-transformers until a new export passes"
+        )
         return None
 
 
-def _upgrade(previous: Path, target: Path, fingerprint: ModelFingerprint) -> bool:
-    """Write the version-2 export ``previous`` as a version-3 one at ``target``; whether that worked.
+def open_proven(path: Path, fingerprint: ModelFingerprint, witness: ExportWitness) -> OnnxEmbedder:
+    """Open the export at ``path`` and prove it against ``witness``, or raise ExportRejected.
 
-    Needs no torch: the new graph is checked against ``previous``, which agreed with the model when
-    it was made. The old file goes once the new one is in place.
+    Its bytes are hashed only when its size or time changed since the witness was taken (~0.1 s for
+    90 MB); its vectors of the witness texts are computed on every open (a few ms).
     """
+    if not witness.matches_identity(path):
+        if sha256_of(path) != witness.sha256:
+            raise ExportRejected("its bytes are not the ones checked when it was made")
+        with contextlib.suppress(OSError):  # the same bytes, touched or copied: hash once, not each time
+            write_witness(path, witness.with_identity_of(path))
     try:
-        import onnx
+        embedder = OnnxEmbedder(path, fingerprint)
+    except ModelLoadError as error:
+        raise ExportRejected(str(error).splitlines()[0]) from None
+    difference = largest_difference(witness.vectors, embedder.whole_vectors(witness.texts))
+    if difference > WITNESS_TOLERANCE:
+        raise ExportRejected(
+            f"its vectors differ from the model's by up to {difference:.2g}; at most {WITNESS_TOLERANCE:g} "
+            "is exact"
+        )
+    return embedder
 
-        model = onnx.load(str(previous))
-        split = split_skip_layer_norms(model)
-        with _partial_file(target.parent) as candidate:
-            onnx.save(model, str(candidate))
-            if split:
-                expected = OnnxEmbedder(previous, fingerprint).encode(_PROBES)
-                if _agreement(expected, candidate, fingerprint) < UPGRADE_AGREEMENT:
-                    return False
-            os.replace(candidate, target)
-        previous.unlink(missing_ok=True)
-    except Exception:  # any failure keeps the older export, which is exact too
-        return False
-    return True
+
+def set_aside(path: Path) -> Path | None:
+    """Rename a rejected export (and its witness) to ``*.rejected``, replacing an earlier one; the new
+    name, or None when it could not be moved (then it is deleted, if it can be)."""
+    aside = path.with_name(path.name + ".rejected")
+    try:
+        os.replace(path, aside)
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+    with contextlib.suppress(OSError):
+        os.replace(witness_path(path), witness_path(aside))
+    return aside

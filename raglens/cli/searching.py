@@ -130,7 +130,13 @@ def prepare_index(
             narrator.say(f"cache off: the files of {choice.label} are not on this machine to identify it")
         fingerprint = model_cache.fingerprint if model_cache is not None else None
         folder = model_cache.cache.path.parent if model_cache is not None else None
-        engines = Engines(choice, fingerprint, folder, on_note=narrator.say)
+        engines = Engines(
+            choice,
+            fingerprint,
+            folder,
+            on_note=narrator.say,
+            on_warning=lambda warning: stderr.print(f"raglens: warning: {warning}", markup=False),
+        )
         counted = _CountingNarrator(narrator, watch)
         index = build_index(corpus, config.params, engines, cache=model_cache, on_step=counted)
         info = engines.info()

@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 from raglens.embedding_events import (
     CacheLookedUp,
     CacheTrouble,
+    EngineTrouble,
     ModelFailed,
     ModelReady,
     ProcessEnded,
@@ -129,6 +130,9 @@ class RunEvents(ExplorerScreen):
             case CacheTrouble():
                 self.narrate(f"{prefix}cache: {event.message}")
                 self.notify(event.message, title="vector cache", severity="warning", timeout=20, markup=False)
+            case EngineTrouble():
+                self.narrate(f"{prefix}engine: {event.message}")
+                self.notify(event.message, title="model engine", severity="warning", timeout=20, markup=False)
             case ProcessEnded():
                 self._process_ended(run, message.incarnation, event)
             case QueryEmbedded():

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +17,9 @@ from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import SentenceTransformerEmbedder
 from raglens.embedding_events import ModelChoice, ModelReady
 from raglens.embedding_process import EmbeddingProcess
+from raglens.export_witness import WITNESS_TEXTS, read_witness, witness_path
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
-from raglens.onnx_model import EXPORT_VERSION, OnnxEmbedder, export_model, export_path, load_exported
+from raglens.onnx_model import OnnxEmbedder, export_model, export_path, load_exported
 from raglens.windows import WindowParams, cut_corpus, window_texts
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
 
@@ -74,40 +77,108 @@ def test_the_export_is_fused_by_onnxruntimes_optimizer(exported: tuple[Path, Mod
     assert operators.count("LayerNormalization") == 12
 
 
-def test_an_export_of_the_previous_version_is_upgraded_without_torch(
-    exported: tuple[Path, ModelFingerprint], tmp_path: Path, real_embedder: SentenceTransformerEmbedder
-) -> None:
-    """A version-2 export (skip layer norms fused, as onnxruntime fuses them) becomes a version-3 one."""
-    import onnx
-    import onnxruntime
+def _copy_export(exported: tuple[Path, ModelFingerprint], cache_dir: Path) -> Path:
+    """A copy of the module's export, witness and all, in the cache folder ``cache_dir``."""
+    source_dir, fingerprint = exported
+    source = export_path(source_dir, fingerprint)
+    target = export_path(cache_dir, fingerprint)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+    shutil.copy2(witness_path(source), witness_path(target))
+    return target
 
+
+def _damage(export: Path, *, keep_time: bool = False) -> None:
+    """Multiply 64 KB of the export's weights, at 75 % of the file, by -3 (issue 28's damage)."""
+    before = export.stat()
+    data = bytearray(export.read_bytes())
+    start = int(len(data) * 0.75) & ~3
+    with np.errstate(over="ignore", invalid="ignore"):  # what was NaN or huge stays so: damage is damage
+        weights = np.frombuffer(bytes(data[start : start + 65536]), dtype="<f4") * np.float32(-3)
+    data[start : start + 65536] = weights.astype("<f4").tobytes()
+    export.write_bytes(bytes(data))
+    if keep_time:  # as a bad disk would: the bytes change, the size and time do not
+        os.utime(export, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_the_export_keeps_a_witness_and_proves_itself_each_open(
+    exported: tuple[Path, ModelFingerprint], real_embedder: SentenceTransformerEmbedder
+) -> None:
     cache_dir, fingerprint = exported
-    previous = export_path(tmp_path, fingerprint, EXPORT_VERSION - 1)
-    previous.parent.mkdir(parents=True)
-    options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    options.optimized_model_filepath = str(previous)  # onnxruntime writes the graph it fused
-    onnxruntime.InferenceSession(str(export_path(cache_dir, fingerprint)), options)
-    assert "SkipLayerNormalization" in {node.op_type for node in onnx.load(str(previous)).graph.node}
-    upgrade = f"""
-import sys
-from pathlib import Path
-from raglens.fingerprint import fingerprint_model
-from raglens.onnx_model import load_exported
-embedder = load_exported(Path({str(tmp_path)!r}), fingerprint_model(None))
-assert embedder is not None
-assert "torch" not in sys.modules
-"""
-    run = subprocess.run([sys.executable, "-c", upgrade], capture_output=True, text=True, cwd=REPO_ROOT)
+    witness = read_witness(export_path(cache_dir, fingerprint))
+    assert witness is not None and witness.texts == WITNESS_TEXTS
+    assert witness.matches_identity(export_path(cache_dir, fingerprint))
+    np.testing.assert_allclose(witness.vectors, real_embedder.encode(list(WITNESS_TEXTS)), atol=1e-6)
+    warnings: list[str] = []
+    assert load_exported(cache_dir, fingerprint, on_warning=warnings.append) is not None
+    assert warnings == []
+
+
+def test_damage_that_keeps_the_files_size_and_time_is_caught_by_its_vectors(
+    exported: tuple[Path, ModelFingerprint], tmp_path: Path
+) -> None:
+    _, fingerprint = exported
+    export = _copy_export(exported, tmp_path)
+    _damage(export, keep_time=True)
+    assert read_witness(export) is not None and read_witness(export).matches_identity(export)  # type: ignore[union-attr]
+    warnings: list[str] = []
+    assert load_exported(tmp_path, fingerprint, on_warning=warnings.append) is None
+    assert len(warnings) == 1 and "its vectors differ from the model's by up to" in warnings[0]
+    assert not export.exists() and export.with_name(export.name + ".rejected").exists()
+
+
+def test_an_export_touched_or_copied_with_its_bytes_intact_is_hashed_once_and_used(
+    exported: tuple[Path, ModelFingerprint], tmp_path: Path
+) -> None:
+    _, fingerprint = exported
+    export = _copy_export(exported, tmp_path)
+    os.utime(export, ns=(10**18, 10**18))
+    warnings: list[str] = []
+    assert load_exported(tmp_path, fingerprint, on_warning=warnings.append) is not None
+    assert warnings == []
+    witness = read_witness(export)
+    assert witness is not None and witness.mtime_ns == 10**18, "the next open needs no hash"
+
+
+def test_a_truncated_export_is_set_aside_not_silently_replaced(
+    exported: tuple[Path, ModelFingerprint], tmp_path: Path
+) -> None:
+    _, fingerprint = exported
+    export = _copy_export(exported, tmp_path)
+    with export.open("r+b") as handle:
+        handle.truncate(export.stat().st_size // 2)
+    warnings: list[str] = []
+    assert load_exported(tmp_path, fingerprint, on_warning=warnings.append) is None
+    assert len(warnings) == 1 and "failed its check" in warnings[0]
+
+
+def test_a_damaged_export_never_ranks_nor_stores_and_a_new_one_replaces_it(
+    exported: tuple[Path, ModelFingerprint], tmp_path: Path
+) -> None:
+    """Issue 28's report: the damaged export ranked README.md first (0.133) as exact fp32, and stored
+    what it embedded. Now it is caught at open; the model ranks and a fresh export is made."""
+    export = _copy_export(exported, tmp_path)
+    _damage(export)
+    argv = ["search", str(SAMPLE_CORPUS), QUERIES[1], "--json", "-q", "--cache-dir", str(tmp_path)]
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    command = [sys.executable, "-c", WARM_SEARCH, json.dumps(argv)]
+    run = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
     assert run.returncode == 0, run.stderr
-    assert [path.name for path in previous.parent.iterdir()] == [export_path(tmp_path, fingerprint).name]
-    upgraded = load_exported(tmp_path, fingerprint)
-    assert upgraded is not None
-    operators = {node.op_type for node in onnx.load(str(export_path(tmp_path, fingerprint))).graph.node}
-    assert "SkipLayerNormalization" not in operators and "LayerNormalization" in operators
-    texts = ["how are failed jobs retried?", "def drain(queue):\n    return queue.pop()\n" * 40]
-    cosines = np.sum(upgraded.encode(texts) * real_embedder.encode(texts), axis=1)
-    assert cosines.min() >= 0.9999
+    warnings = [line for line in run.stderr.splitlines() if "failed its check" in line]
+    assert len(warnings) == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["document"]["model"]["engine"] == "sentence-transformers"
+    top = report["document"]["hits"][0]
+    assert (top["path"], round(top["score"], 3)) == ("docs/glossary.md", 0.463), "the model's own ranking"
+    assert export.exists() and read_witness(export) is not None, "a new export was made and kept"
+    assert load_exported(tmp_path, exported[1]) is not None, "and it passes"
+    again = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
+    document = json.loads(again.stdout.strip().splitlines()[-1])["document"]
+    assert document["model"]["engine"] == "onnxruntime" and document["cache"]["embedded"] == 0
+    assert document["hits"][0]["score"] == pytest.approx(top["score"], abs=1e-5), (
+        "the stored vectors are exact"
+    )
 
 
 WARM_SEARCH = """
@@ -157,3 +228,21 @@ def test_the_embedding_process_starts_on_the_export(exported: tuple[Path, ModelF
         assert (ready.engine, ready.precision, ready.device) == ("onnxruntime", "fp32", "cpu")
     finally:
         process.close()
+
+
+def test_an_explorer_closed_while_it_exports_leaves_no_half_written_export(tmp_path: Path) -> None:
+    """Issue 28: closing mid-export left `tmp*.partial` files (44 MB, and a 0-byte one) in the cache."""
+    process = EmbeddingProcess(ModelChoice(device="cpu"), cache_dir=str(tmp_path))
+    folder = tmp_path / "onnx"
+    try:
+        process.wait_until_ready(timeout=300)
+        process.index_windows(1, ["A queue holds jobs.", "def lease(self):\n    return None\n"])
+        deadline = time.monotonic() + 300
+        while not list(folder.glob("*.partial")):  # the export follows the windows, in a thread
+            assert time.monotonic() < deadline, "no export started"
+            process.next_event(timeout=0.05)
+    finally:
+        process.close()
+    assert not process.is_alive()
+    assert list(folder.glob("*.partial")) == [], "the stopped process removed what it had half written"
+    assert not export_path(tmp_path, fingerprint_model(None)).exists()  # type: ignore[arg-type]

@@ -415,9 +415,19 @@ def scan_corpus(path: str | os.PathLike[str], options: CorpusOptions | None = No
     """Read every indexable file under ``path`` (a folder or one file); the result may hold none."""
     options = options or CorpusOptions()
     given = Path(path).expanduser()
-    if not given.exists():
+    try:
+        given.stat()
+    except FileNotFoundError:
         detail = " (a dangling symlink)" if given.is_symlink() else ""
-        raise BadInputError(f"{path}: no such file or folder{detail}")
+        raise BadInputError(f"{path}: no such file or folder{detail}") from None
+    except OSError as error:  # a folder above it this user may not enter
+        raise BadInputError(f"{path}: cannot read it ({error.strerror or error})") from None
+    if given.is_dir():
+        try:
+            with os.scandir(given):
+                pass
+        except OSError as error:
+            raise BadInputError(f"{path}: cannot list the folder ({error.strerror or error})") from None
     if given.is_file():
         target = given.resolve()
         root = target.parent

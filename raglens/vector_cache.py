@@ -223,6 +223,7 @@ class VectorCache:
     def lookup(self, fingerprint: str, dimension: int, keys: Sequence[bytes]) -> dict[bytes, CachedVector]:
         """The stored vectors of those ``keys`` that the cache has for ``fingerprint``."""
         found: dict[bytes, CachedVector] = {}
+        damaged = 0
         with self._guard("reading"):
             connection = self._require()
             model_id = _model_id(connection, fingerprint)
@@ -232,13 +233,19 @@ class VectorCache:
             for key, blob, token_count, chars_read, stored in _rows_of(
                 connection, "vectors", columns, ("model_id", model_id), keys
             ):
-                if len(blob) != 4 * dimension:
-                    continue  # written under another dimension: never serve it
-                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-                if not is_unit_vector(vector):
-                    continue  # damaged on disk: embedded again rather than ranked first for every query
+                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32) if len(blob) % 4 == 0 else None
+                if vector is None or len(vector) != dimension or not is_unit_vector(vector):
+                    # Damaged on disk: embedded again, and replaced when stored, rather than ranked
+                    # first (or last) for every query.
+                    damaged += 1
+                    continue
                 extent = ReadingExtent(token_count, chars_read)
                 found[bytes(key)] = CachedVector(vector, extent, stored)
+        if damaged:
+            self.warnings.append(
+                f"{damaged:,} stored vector(s) in {self.path} were damaged (not {dimension} finite numbers "
+                "of unit length); they are embedded again and replaced"
+            )
         return found
 
     def store(
@@ -249,22 +256,47 @@ class VectorCache:
         vectors: np.ndarray,
         extents: Sequence[ReadingExtent],
     ) -> None:
-        """Store one batch in one transaction; keys already stored are left as they are."""
+        """Store one batch in one transaction; a key already stored is replaced (it was damaged, or
+        another process stored the same vector). A row that is not a finite unit vector is not stored.
+        """
         if vectors.shape != (len(keys), dimension) or len(extents) != len(keys):
             raise ValueError(f"{len(keys)} keys, vectors of shape {vectors.shape}, {len(extents)} extents")
         now = time.time()
-        blobs = [np.ascontiguousarray(vector, dtype="<f4").tobytes() for vector in vectors]
-        if not self.writable:
+        sound = [row for row, vector in enumerate(vectors) if is_unit_vector(vector)]
+        if len(sound) < len(keys):
+            self.warnings.append(
+                f"{len(keys) - len(sound):,} vector(s) from {fingerprint.name} were not finite unit "
+                "vectors; they were not stored"
+            )
+        blobs = [np.ascontiguousarray(vectors[row], dtype="<f4").tobytes() for row in sound]
+        if not self.writable or not sound:
             return
         with self._guard("writing"):
             connection = self._require()
             with _transaction(connection):
                 model_id = _model_row(connection, fingerprint, dimension, now)
+                self._correct_dimension(connection, model_id, fingerprint.name, dimension)
                 rows = [
-                    (model_id, key, blob, extent.token_count, extent.chars_read, now)
-                    for key, blob, extent in zip(keys, blobs, extents, strict=True)
+                    (model_id, keys[row], blob, extents[row].token_count, extents[row].chars_read, now)
+                    for row, blob in zip(sound, blobs, strict=True)
                 ]
-                connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?, ?, ?)", rows)
+                connection.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def _correct_dimension(
+        self, connection: sqlite3.Connection, model_id: int, name: str, width: int
+    ) -> None:
+        """Make the model row's dimension ``width``, the engine's, saying so if the row held another.
+
+        A fingerprint names the model's exact files, so its vectors cannot change length: a row that
+        says otherwise was damaged.
+        """
+        row = connection.execute("SELECT dimension FROM models WHERE id = ?", (model_id,)).fetchone()
+        if row is not None and row[0] != width:
+            connection.execute("UPDATE models SET dimension = ? WHERE id = ?", (width, model_id))
+            self.warnings.append(
+                f"the cache's model table gave {name} {row[0]} dimensions where its vectors have {width}; "
+                "corrected"
+            )
 
     def lookup_queries(self, fingerprint: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """The stored query vectors of those ``keys`` that the cache has for ``fingerprint``.
@@ -298,14 +330,40 @@ class VectorCache:
                 )
 
     def dimension_of(self, fingerprint: str) -> int | None:
-        """The vector dimension stored for ``fingerprint``, or None if it has no vectors here."""
+        """The vector dimension stored for ``fingerprint``, or None if it has no vectors here.
+
+        The model table's figure is checked against the length of a stored vector (one indexed read);
+        where they differ, the length most of its vectors have wins, and the table is corrected.
+        """
         with self._guard("reading"):
-            row = (
-                self._require()
-                .execute("SELECT dimension FROM models WHERE fingerprint = ?", (fingerprint,))
-                .fetchone()
+            connection = self._require()
+            row = connection.execute(
+                "SELECT id, name, dimension, "
+                "(SELECT length(vector) FROM vectors v WHERE v.model_id = models.id LIMIT 1) "
+                "FROM models WHERE fingerprint = ?",
+                (fingerprint,),
+            ).fetchone()
+            if row is None:
+                return None
+            model_id, name, dimension, sample = row
+            if sample is None or sample == 4 * dimension:
+                return int(dimension)
+            common = connection.execute(
+                "SELECT length(vector) AS n FROM vectors WHERE model_id = ? GROUP BY n "
+                "ORDER BY count(*) DESC LIMIT 1",
+                (model_id,),
+            ).fetchone()
+            if common is None or common[0] == 4 * dimension or common[0] % 4:
+                return int(dimension)
+            width = int(common[0]) // 4
+            self.warnings.append(
+                f"the cache's model table gave {name} {dimension} dimensions where its vectors have {width}; "
+                "corrected"
             )
-            return int(row[0]) if row is not None else None
+            if self.writable:
+                with self._guard("writing"), _transaction(connection):
+                    connection.execute("UPDATE models SET dimension = ? WHERE id = ?", (width, model_id))
+            return width
         return None
 
     def file_sha256(self, path: Path) -> str:
@@ -649,6 +707,5 @@ class ModelCache:
         return [vector if vector is not None else fresh[q] for q, vector in zip(queries, found, strict=True)]
 
     def store(self, texts: Sequence[str], vectors: np.ndarray, extents: Sequence[ReadingExtent]) -> None:
-        """Remember the vectors of ``texts`` (one transaction)."""
-        dimension = self.dimension if self.dimension is not None else int(vectors.shape[1])
-        self.cache.store(self.fingerprint, dimension, keys_of(texts), vectors, extents)
+        """Remember the vectors of ``texts`` (one transaction), at the engine's own dimension."""
+        self.cache.store(self.fingerprint, int(vectors.shape[1]), keys_of(texts), vectors, extents)

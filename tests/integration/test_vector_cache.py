@@ -59,6 +59,7 @@ def test_stored_vectors_come_back_exactly_and_only_for_their_fingerprint(tmp_pat
         assert found[0].extent == ReadingExtent(12, 102)
         assert ModelCache(cache, fake_fingerprint("b"), 4).lookup(["x"]) == [None], "another model"
         assert ModelCache(cache, fake_fingerprint("a"), 8).lookup(["x"]) == [None], "another dimension"
+        assert cache.warnings.pop().startswith("1 stored vector(s) in"), "a row of another length is damage"
         assert cache.dimension_of("a" * 64) == 4
         info = cache.info()
         assert info.entries == 3 and info.models[0].name == "fake-hashing"
@@ -171,7 +172,7 @@ def test_an_unreadable_cache_is_moved_aside_and_started_anew(tmp_path: Path) -> 
         assert cache.is_usable
         assert cache.warnings and "moved it to" in cache.warnings[0]
         ModelCache(cache, fake_fingerprint(), 2).store(
-            ["x"], np.ones((1, 2), np.float32), [ReadingExtent(1, 1)]
+            ["x"], np.array([[0.6, 0.8]], np.float32), [ReadingExtent(1, 1)]
         )
         assert cache.info().entries == 1
     assert list(tmp_path.glob(f"{CACHE_FILE_NAME}.broken-*"))

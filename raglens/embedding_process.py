@@ -23,8 +23,10 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING
 
 from raglens.embedding_events import (
+    CacheTrouble,
     EmbedFirst,
     EmbedQuery,
+    EngineTrouble,
     IndexWindows,
     ModelChoice,
     ModelFailed,
@@ -159,9 +161,19 @@ class EmbeddingProcess:
             self._process.wait(timeout=5)
         return ProcessEnded(self._process.returncode)
 
-    def wait_until_ready(self, timeout: float | None = None) -> ModelReady:
-        """Block until the engine is open; raise :class:`ModelLoadError` if it cannot be."""
+    def wait_until_ready(
+        self, timeout: float | None = None, troubles: list[CacheTrouble | EngineTrouble] | None = None
+    ) -> ModelReady:
+        """Block until the engine is open; raise :class:`ModelLoadError` if it cannot be.
+
+        What went wrong on the way, and did not stop it (the cache, an export that failed its check),
+        is added to ``troubles``.
+        """
         event = self.next_event(timeout)
+        while isinstance(event, CacheTrouble | EngineTrouble):
+            if troubles is not None:
+                troubles.append(event)
+            event = self.next_event(timeout)
         if isinstance(event, ModelReady):
             return event
         if isinstance(event, ModelFailed):

@@ -15,7 +15,7 @@ import pytest
 
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import SentenceTransformerEmbedder
-from raglens.embedding_events import ModelChoice, ModelReady
+from raglens.embedding_events import CacheTrouble, EngineTrouble, ModelChoice, ModelReady
 from raglens.embedding_process import EmbeddingProcess
 from raglens.export_witness import WITNESS_TEXTS, read_witness, witness_path
 from raglens.fingerprint import ModelFingerprint, fingerprint_model
@@ -246,3 +246,19 @@ def test_an_explorer_closed_while_it_exports_leaves_no_half_written_export(tmp_p
     assert not process.is_alive()
     assert list(folder.glob("*.partial")) == [], "the stopped process removed what it had half written"
     assert not export_path(tmp_path, fingerprint_model(None)).exists()  # type: ignore[arg-type]
+
+
+def test_the_embedding_process_says_its_export_failed_and_starts_on_the_model(
+    exported: tuple[Path, ModelFingerprint], tmp_path: Path
+) -> None:
+    export = _copy_export(exported, tmp_path)
+    _damage(export)
+    process = EmbeddingProcess(ModelChoice(device="cpu"), cache_dir=str(tmp_path))
+    troubles: list[CacheTrouble | EngineTrouble] = []
+    try:
+        ready = process.wait_until_ready(timeout=300, troubles=troubles)
+    finally:
+        process.close()
+    assert ready.engine == "sentence-transformers", "the damaged export never ranks"
+    assert [type(trouble) for trouble in troubles] == [EngineTrouble]
+    assert "failed its check" in troubles[0].message

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from textual.widgets import Static
 
+from raglens.embedding_events import EngineTrouble
 from raglens.process_restarts import RESTART_LIMIT, RestartBudget, describe_exit
+from raglens.ui.messages import RunEvent
 from raglens.ui.widgets.hit_list import HitList
 from tests.ui.conftest import fully_ranked, make_app, notification_recorder, wait_until
 
@@ -119,3 +121,24 @@ def test_an_exit_says_which_signal_ended_the_process() -> None:
     assert describe_exit(-9) == "killed by SIGKILL"
     assert describe_exit(1) == "exit code 1"
     assert describe_exit(None) == "exit code unknown"
+
+
+async def test_an_engine_that_failed_its_check_is_reported_and_the_run_goes_on() -> None:
+    """The embedding process says an export failed its witness (EngineTrouble): a warning the user sees
+    and the log keeps; the run ranks on as before."""
+    app = make_app(query="how are failed jobs retried?")
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, app.main.k), "hits over every window")
+        message = (
+            "the ONNX export of fake failed its check (its bytes are not the ones checked when it was made)"
+        )
+        app.main.post_message(RunEvent(app.main.a.run_id, app.main.a.incarnation, EngineTrouble(message)))
+        await wait_until(
+            pilot,
+            lambda: any(n.title == "model engine" and n.message == message for n in notifications),
+            "warned",
+        )
+        (shown,) = [n for n in notifications if n.title == "model engine"]
+        assert shown.severity == "warning"
+        assert fully_ranked(app, app.main.k) and not app.main.a.stopped

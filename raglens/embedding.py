@@ -13,6 +13,7 @@ import numpy as np
 
 from raglens.embedding_events import DEFAULT_MODEL_NAME, ReadingExtent
 from raglens.errors import BadInputError, ModelLoadError
+from raglens.model_names import model_source
 from raglens.precision import PRECISIONS
 
 DEFAULT_BATCH_SIZE = 16
@@ -115,7 +116,7 @@ class SentenceTransformerEmbedder:
         """``max_seq_length`` overrides how many tokens of a text the model reads (None: its own limit)."""
         if precision not in PRECISIONS:
             raise BadInputError(f"--precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        source = str(default_model_path()) if model is None else model
+        source = str(default_model_path()) if model is None else model_source(model)
         self._name = DEFAULT_MODEL_NAME if model is None else _short_name(model)
         self._source = source
         if offline:
@@ -132,7 +133,9 @@ class SentenceTransformerEmbedder:
         transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
         resolved_device = resolve_device(device)
         try:
-            self._model: Any = SentenceTransformer(source, device=resolved_device)
+            # local_files_only as well: HF_HUB_OFFLINE above is read when huggingface_hub is imported,
+            # which the fingerprint's cache lookup may already have done.
+            self._model: Any = SentenceTransformer(source, device=resolved_device, local_files_only=offline)
         except Exception as error:  # any failure inside the model libraries is one message to the user
             message = _load_failure_message(model, source, resolved_device, error, offline)
             raise ModelLoadError(message) from error

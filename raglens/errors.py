@@ -25,9 +25,21 @@ class CacheUnwritableError(RaglensError):
     exit_code = 4
 
 
+class CacheUnreadableError(RaglensError):
+    """The cache had to be read (``raglens cache info``) and could not be: exit 4, as clear's failure."""
+
+    exit_code = 4
+
+
 class ModelLoadError(RaglensError):
     """The embedding model could not be loaded."""
 
 
 class EmbeddingProcessGone(ModelLoadError):
     """The embedding process ended (it crashed or was killed) before it answered."""
+
+
+class OutputUnwritableError(RaglensError):
+    """stdout is closed, or writing the results to it failed (a full disk, an I/O error)."""
+
+    exit_code = 5

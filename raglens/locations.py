@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from raglens.errors import BadInputError
+
 CACHE_DIR_ENV = "RAGLENS_CACHE_DIR"
 ONNX_FOLDER = "onnx"
 """The folder of the cache folder that holds the models' ONNX exports."""
@@ -15,9 +17,17 @@ APP_NAME = "raglens"
 
 
 def default_cache_dir() -> Path:
-    """``$RAGLENS_CACHE_DIR``, else the user cache directory (``~/.cache/raglens`` on Linux)."""
+    """``$RAGLENS_CACHE_DIR``, else the user cache directory (``~/.cache/raglens`` on Linux).
+
+    Set but empty is refused (BadInputError): ``RAGLENS_CACHE_DIR=$UNSET_VARIABLE`` must not mean the
+    user's own cache, which ``raglens cache clear`` would then empty.
+    """
     configured = os.environ.get(CACHE_DIR_ENV)
-    if configured:
+    if configured is not None:
+        if not configured.strip():
+            raise BadInputError(
+                f"${CACHE_DIR_ENV} is set but empty; name a folder, or unset it for the default cache"
+            )
         return Path(configured).expanduser()
     import platformdirs
 
@@ -25,8 +35,15 @@ def default_cache_dir() -> Path:
 
 
 def cache_dir_named(named: str | None) -> Path:
-    """The folder ``--cache-dir`` names, else the default one."""
-    return Path(named).expanduser() if named else default_cache_dir()
+    """The folder ``--cache-dir`` names, else (None) the default one; an empty name is refused
+    (BadInputError), as ``--cache-dir "$UNSET_VARIABLE"`` would otherwise be the user's own cache."""
+    if named is None:
+        return default_cache_dir()
+    if not named.strip():
+        raise BadInputError(
+            "--cache-dir is empty; name a folder, or leave the flag out for the default cache"
+        )
+    return Path(named).expanduser()
 
 
 def log_folder() -> Path:

@@ -54,3 +54,20 @@ def printable_name(name: str) -> str:
     """A file name or other one-line label as inert text: ``printable``, plus newlines, CRs and tabs
     made visible (␊ ␍ ␉), so a name can neither drive the terminal nor fake a second line."""
     return printable(_LINE_BREAKS.sub(lambda match: chr(0x2400 + ord(match.group())), name))
+
+
+SHOWN_CHARS = 40
+"""The most characters of a user's string (a question, a mode) an error message repeats."""
+SHOWN_PATH_CHARS = 200
+"""The most characters of a path or a golden ref an error message repeats: more than most real ones."""
+
+
+def shortened(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` cut to its first ``limit`` characters with an ellipsis, so an error message never
+    repeats a runaway string (a 51 MB question) whole."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def quoted(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` in quotes as ``repr`` writes it, shortened to ``limit`` characters."""
+    return repr(shortened(text, limit))

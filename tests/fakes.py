@@ -110,3 +110,11 @@ def never_loading_embedder() -> HashingEmbedder:
     """A model that never finishes loading: the app stays at 'loading the model'."""
     time.sleep(3600)
     raise AssertionError("unreachable")
+
+
+class SlowQueryHashingEmbedder(HashingEmbedder):
+    """A hashing embedder that takes 20 ms per query, so an eval of a few hundred cases lasts seconds."""
+
+    def encode_query(self, query: str) -> np.ndarray:
+        time.sleep(0.02)
+        return super().encode_query(query)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from rich.text import Text
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump
 from raglens.display import describe_age
-from raglens.errors import BadInputError, CacheUnwritableError
+from raglens.errors import BadInputError, CacheUnreadableError, CacheUnwritableError
 from raglens.locations import ONNX_FOLDER
 from raglens.printable import printable_name
 from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
@@ -76,19 +77,56 @@ def print_info(console: Console, info: CacheInfo, exports: list[tuple[Path, int]
         console.print(line)
 
 
+def unusable_folder(directory: Path) -> str | None:
+    """Why ``directory`` can neither be nor become the cache folder (it is a file, it lies under a file,
+    it cannot be looked at); None when it is a folder or could be made as one. Makes nothing."""
+    candidate = directory
+    while True:
+        try:
+            mode = candidate.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            if candidate.parent == candidate:
+                return None
+            candidate = candidate.parent  # not there (yet): what about the folder it would go in?
+            continue
+        except OSError as error:
+            return f"{printable_name(str(candidate))}: {error.strerror or error}"
+        if stat.S_ISDIR(mode):
+            return _unreachable_file(directory / CACHE_FILE_NAME) if candidate == directory else None
+        if candidate == directory:
+            return f"{printable_name(str(directory))} is a file, not a folder"
+        return f"{printable_name(str(candidate))} is a file, so no folder can be made under it"
+
+
+def _unreachable_file(path: Path) -> str | None:
+    """Why the cache file ``path`` cannot even be looked at (a folder without search permission)."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"{printable_name(str(path))}: {error.strerror or error}"
+    return None
+
+
 def run_cache(args: argparse.Namespace, directory: Path) -> int:
-    """Report on or clear the cache in ``directory``; exit code 0 (4: the cache could not be cleared)."""
+    """Report on or clear the cache in ``directory``; exit code 0, or 4 when the cache cannot be read
+    (info) or cleared (clear): a folder that is a file, a cache that cannot be opened."""
     stdout = console_for()
+    problem = unusable_folder(directory)
     if args.action == "clear":
+        if problem is not None:
+            raise CacheUnwritableError(f"could not clear the cache: {problem}")
         if not (directory / CACHE_FILE_NAME).exists():
             removed = 0
         else:
             with VectorCache.open(directory) as cache:
                 cleared = cache.clear(args.model)
                 if cleared is None:
+                    # Opened read-only: SQLite's reason; not opened at all: the warnings say why.
+                    why = cache.unwritable_because if cache.is_usable else None
                     raise CacheUnwritableError(
-                        f"could not clear the cache {cache.path}: "
-                        + (cache.unwritable_because or "; ".join(cache.warnings))
+                        f"could not clear the cache {cache.path}: " + (why or "; ".join(cache.warnings))
                     )
                 _report_warnings(cache)
             removed = cleared
@@ -102,9 +140,14 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
         return 0
     if args.model:
         raise BadInputError("--model only goes with: raglens cache clear")
+    if problem is not None:
+        raise CacheUnreadableError(f"could not read the cache: {problem}")
     if (directory / CACHE_FILE_NAME).exists():
         with VectorCache.open(directory) as cache:
             info = cache.info()
+            if not cache.is_usable:  # it could not be opened, or failed while it was read
+                shown, why = printable_name(str(cache.path)), "; ".join(cache.warnings)
+                raise CacheUnreadableError(f"could not read the cache {shown}: {why}")
             _report_warnings(cache)
     else:
         info = CacheInfo(directory / CACHE_FILE_NAME, 0, ())

@@ -14,6 +14,7 @@ from rich.text import Text
 from raglens.cli.documents import model_document, parameters_document, window_document
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import PreparedIndex, engine_header, prepare_index
+from raglens.cli.settings import check_model_path
 from raglens.compare import Comparison, ExpectedMove, compare, expected_moves
 from raglens.configuration import RetrievalConfig, parse_vs
 from raglens.diagnostics.golden import ExpectedRef
@@ -29,7 +30,11 @@ BAR_WIDTH = 10
 def config_b(args: argparse.Namespace, a: RetrievalConfig) -> RetrievalConfig | None:
     """B from ``--vs`` (what it does not name is A's), checked before anything loads; None without it."""
     spec = getattr(args, "vs", None)
-    return parse_vs(spec, a) if spec is not None else None
+    if spec is None:
+        return None
+    b = parse_vs(spec, a)
+    check_model_path(b, getattr(args, "embedder_factory", None))
+    return b
 
 
 @dataclass(frozen=True)

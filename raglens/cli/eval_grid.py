@@ -15,6 +15,7 @@ from rich.text import Text
 
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import model_document, parameters_document
+from raglens.cli.evaluating import score_cases
 from raglens.cli.lab_documents import eval_document
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import PreparedIndex, prepare_index, read_corpus_named, windows_to_embed
@@ -23,7 +24,7 @@ from raglens.configuration import GridAxis, RetrievalConfig, is_bm25
 from raglens.corpus import Corpus
 from raglens.diagnostics.case_comparison import Change, compare_cases, rank_label
 from raglens.diagnostics.coverage import measure_coverage
-from raglens.diagnostics.evaluation import CaseResult, evaluate_case, resolve_refs, summarise
+from raglens.diagnostics.evaluation import CaseResult, resolve_refs, summarise
 from raglens.diagnostics.golden import GoldenCase
 from raglens.diagnostics.grid import (
     GridRow,
@@ -82,10 +83,7 @@ def evaluate_config(
     texts = prepared.corpus.texts()
     resolved = resolve_refs(cases, texts)
     retriever = prepared.retriever
-    results = [
-        evaluate_case(case, retriever.scores(case.query), retriever.windows, resolved, args.k)
-        for case in cases
-    ]
+    results = score_cases(cases, retriever, resolved, args.k, narrator)
     unread = _unread_share(config, texts, retriever.windows)
     engine = prepared.engine
     row = GridRow(

@@ -8,7 +8,7 @@ import datetime
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +20,12 @@ from raglens.cli.lab_documents import eval_document
 from raglens.cli.lab_render import print_eval
 from raglens.cli.narration import Narrator
 from raglens.cli.searching import engine_header, prepare_index, read_corpus_named, stdout_kept_for_data
-from raglens.cli.settings import engine_settings, retrieval_config, top_k
-from raglens.diagnostics.evaluation import evaluate_case, resolve_refs, summarise
-from raglens.diagnostics.golden import GoldenCase, read_golden
+from raglens.cli.settings import check_model_path, engine_settings, retrieval_config, top_k
+from raglens.diagnostics.evaluation import CaseResult, evaluate_case, resolve_refs, summarise
+from raglens.diagnostics.golden import ExpectedRef, GoldenCase, read_golden
+from raglens.diagnostics.symbols import Definition
 from raglens.errors import BadInputError, RaglensError
+from raglens.retrieval import Retriever
 from raglens.windows import WindowParams
 
 if TYPE_CHECKING:
@@ -69,6 +71,23 @@ def _last_word(write: Callable[[GridEvent], None], event: GridEvent) -> None:
         write(event)
 
 
+def score_cases(
+    cases: Sequence[GoldenCase],
+    retriever: Retriever,
+    resolved: Mapping[ExpectedRef, tuple[Definition, ...]],
+    k: int,
+    narrator: Narrator,
+) -> list[CaseResult]:
+    """Every case ranked and scored, the count done shown on a terminal (Narrator.cases_scored)."""
+    results = []
+    total = len(cases)
+    narrator.cases_scored(0, total)
+    for done, case in enumerate(cases, 1):
+        results.append(evaluate_case(case, retriever.scores(case.query), retriever.windows, resolved, k))
+        narrator.cases_scored(done, total)
+    return results
+
+
 def _run_eval(
     args: argparse.Namespace,
     params: WindowParams,
@@ -92,10 +111,7 @@ def _run_eval(
         resolved = resolve_refs(cases, texts)
         retriever = prepared.retriever
         narrator.say(f"evaluating {len(cases)} case(s) at k={args.k}")
-        results = [
-            evaluate_case(case, retriever.scores(case.query), retriever.windows, resolved, args.k)
-            for case in cases
-        ]
+        results = score_cases(cases, retriever, resolved, args.k, narrator)
     report = summarise(results, args.k, args.floor)
     document: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
@@ -146,6 +162,8 @@ def _run_eval_grid(
 
     axes = [parse_grid_axis(spec) for spec in args.grid]
     configs = grid_configs(retrieval_config(args, params), axes)
+    for config in configs:
+        check_model_path(config, args.embedder_factory)
     plot = _plot_target(args.plot)
     json_mode = bool(args.json)
     data_on_stdout = json_mode or events is not None

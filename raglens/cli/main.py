@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO, cast
 
 from rich.console import Console
 
 from raglens import __version__
+from raglens.cli.consoles import GuardedStdout, HeadlessConsole, discard_output
 from raglens.corpus import DEFAULT_MAX_FILE_BYTES, Corpus, CorpusOptions, require_indexable, scan_corpus
-from raglens.diagnostics.golden import ExpectedRef
+from raglens.diagnostics.golden import ExpectedRef, check_question
 from raglens.errors import BadInputError, RaglensError
 from raglens.locations import CACHE_DIR_ENV, cache_dir_named, log_folder
 from raglens.printable import printable
@@ -31,7 +33,8 @@ class ExitCode(IntEnum):
     OK = 0
     BAD_INPUT = 2
     NOTHING_INDEXABLE = 3
-    CACHE_UNWRITABLE = 4
+    CACHE_UNUSABLE = 4
+    OUTPUT_UNWRITABLE = 5
     INTERRUPTED = 130
     PIPE_CLOSED = 141
     TERMINATED = 143
@@ -60,8 +63,9 @@ commands:
   raglens eval PATH GOLDEN.jsonl  recall@k, MRR and a calibrated floor for a golden set
   raglens cache info|clear        where the vector cache is, what it holds; empty it
 
-exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 4 cache not writable (cache clear),
-130 interrupted, 141 closed pipe, 143 terminated
+exit codes: 0 ok, 2 bad usage or input, 3 nothing indexable, 4 cache cannot be read or written
+(cache info, cache clear), 5 stdout closed or not writable (a full disk), 130 interrupted,
+141 closed pipe, 143 terminated
 """
 
 
@@ -327,42 +331,72 @@ def _scan(args: argparse.Namespace) -> Corpus:
     return scan_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes))
 
 
+STDOUT_CLOSED = (
+    "raglens: stdout is closed (>&-); raglens writes its results there: "
+    "send them to a file, or to /dev/null to drop them"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run raglens with ``argv`` (default: the process's arguments) and return the exit code."""
+    if sys.stdout is None:
+        # Python found descriptor 1 closed: the next file raglens opened (the SQLite cache) would get
+        # it, and whatever is written to descriptor 1 would land in that file. Refused before anything opens.
+        if sys.stderr is not None:
+            with contextlib.suppress(OSError):
+                print(STDOUT_CLOSED, file=sys.stderr)
+        return ExitCode.OUTPUT_UNWRITABLE
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = arguments[0] if arguments and arguments[0] in SUBCOMMANDS else None
     parser = build_parser(command)
     args = parser.parse_args(arguments[1:] if command else arguments)
-    stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+    stderr = HeadlessConsole(stderr=True, highlight=False, soft_wrap=True)
     headless = command is not None and threading.current_thread() is threading.main_thread()
     if headless:
         from raglens.parent_death import die_with_parent_if_asked
 
         die_with_parent_if_asked()  # a command the explorer runs as its child ends with it
     previous = signal.signal(signal.SIGTERM, _terminate) if headless else None  # the app has its own
+    # A full disk or an I/O error on stdout is one line and exit 5; the explorer draws on its own.
+    guarded = GuardedStdout(sys.stdout) if headless else None
+    if guarded is not None:
+        sys.stdout = cast(TextIO, guarded)
     try:
-        return _dispatch(command, args, stderr)
+        code = _dispatch(command, args, stderr)
+        if guarded is not None:
+            guarded.flush()  # here, so a failing last flush is caught like any other write
+        return code
     except RaglensError as error:
         # An error may quote a path or a golden ref: shown inert, whatever its bytes.
-        stderr.print(f"raglens: {printable(str(error))}", markup=False)
+        _report(stderr, f"raglens: {printable(str(error))}")
         return error.exit_code
     except Terminated:
-        stderr.print("raglens: terminated", markup=False)
+        _report(stderr, "raglens: terminated")
         return ExitCode.TERMINATED
     except KeyboardInterrupt:
-        stderr.print("raglens: interrupted", markup=False)
+        _report(stderr, "raglens: interrupted")
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (`raglens files --json | head -1`): stop quietly, as a pipeline expects.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # The reader went away (`raglens files | head -1`): stop quietly, as a pipeline expects; what
+        # is still buffered goes to /dev/null, so the interpreter's last flush cannot fail again.
+        discard_output(sys.stdout)
         return ExitCode.PIPE_CLOSED
     finally:
+        if guarded is not None:
+            sys.stdout = guarded.stream
         if headless:
             signal.signal(signal.SIGTERM, previous)
 
 
+def _report(stderr: Console, line: str) -> None:
+    """Print the line that ends a failed run; a stderr that cannot take it leaves the exit code to say it."""
+    with contextlib.suppress(OSError):
+        stderr.print(line, markup=False)
+
+
 def _dispatch(command: str | None, args: argparse.Namespace, stderr: Console) -> int:
     """Run ``command`` (None: the explorer)."""
+    _refuse_careless_arguments(command, args)
     if command == "files":
         return _run_files(args)
     if command == "cache":
@@ -382,6 +416,24 @@ def _dispatch(command: str | None, args: argparse.Namespace, stderr: Console) ->
 
         return run_eval(args, _window_params(args), stderr)
     return _run_app(args)
+
+
+def _refuse_careless_arguments(command: str | None, args: argparse.Namespace) -> None:
+    """Refuse the careless values argparse lets through, each with one line (BadInputError):
+    an empty PATH (it would index the current folder), an empty cache folder (it would be the user's
+    own cache), an empty or runaway question."""
+    path = getattr(args, "path", None)
+    if path is not None and not path.strip():
+        raise BadInputError("PATH is empty; name a folder or a file (. for the current folder)")
+    golden = getattr(args, "golden", None)
+    if command == "eval" and golden is not None and not golden.strip():
+        raise BadInputError("GOLDEN.jsonl is empty; name a golden file")
+    cache_dir_named(args.cache_dir)  # an empty --cache-dir or $RAGLENS_CACHE_DIR is refused here
+    query: str | None = getattr(args, "query", None)
+    if query is not None and (command == "search" or query):  # the explorer's may be left out, or ""
+        check_question(query, "QUERY")
+    for number, probe in enumerate(getattr(args, "probes", []), start=1):
+        check_question(probe, f"--probe number {number}")
 
 
 def _run_app(args: argparse.Namespace) -> int:
@@ -415,6 +467,7 @@ def explorer_config(args: argparse.Namespace) -> AppConfig:
     from raglens.configuration import BM25_NOT_IN_EXPLORER, is_bm25
     from raglens.ui.app_config import AppConfig
 
+    _refuse_careless_arguments(None, args)
     k = top_k(args)
     params = _window_params(args)
     CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
 
 from rich.console import Console
@@ -18,6 +19,11 @@ from rich.text import Text
 
 from raglens.display import duration
 from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
+
+CASES_SHOWN_EVERY = 2.0
+"""Seconds between two updates of the cases-scored bar, and before the first: a short eval shows none."""
+CASES_BEFORE_ESTIMATE = 20
+"""Cases scored before the time left is extrapolated from their pace (the first query warms the model)."""
 
 
 class TimeLeftColumn(TimeRemainingColumn):
@@ -49,6 +55,11 @@ class Narrator:
         """The embedding bar, while a window set embeds."""
         self._grid_task: TaskID | None = None
         """The bar over an eval grid's configurations, while one runs."""
+        self._cases_task: TaskID | None = None
+        """The bar of golden cases scored, once scoring has lasted CASES_SHOWN_EVERY seconds."""
+        self._cases_started = 0.0
+        self._cases_shown = 0.0
+        """When the scoring of the cases started, and when its bar was last updated (monotonic)."""
 
     def say(self, message: str) -> None:
         """One narrated line of the CLI's own, such as loading the model."""
@@ -94,6 +105,40 @@ class Narrator:
             self._grid_task = None
             self._stop_if_idle()
 
+    def cases_scored(self, done: int, total: int) -> None:
+        """``done`` of ``total`` golden cases scored (0: scoring starts; ``total``: it ended).
+
+        On a terminal, a live bar of the count, updated at most every CASES_SHOWN_EVERY seconds, with
+        the time left at the pace so far once CASES_BEFORE_ESTIMATE cases set it; off a terminal
+        nothing, as for embedding. Called once per case: between updates it only reads the clock.
+        """
+        if self._quiet:
+            return
+        now = time.monotonic()
+        if done == 0:
+            self._cases_started = self._cases_shown = now
+            return
+        if done < total and now - self._cases_shown < CASES_SHOWN_EVERY:
+            return
+        self._cases_shown = now
+        if done >= total:
+            if self._cases_task is not None and self._progress is not None:
+                self._progress.remove_task(self._cases_task)
+                self._cases_task = None
+                self._stop_if_idle()
+            return
+        if not self._console.is_terminal:
+            return
+        seconds_left = None
+        if done >= CASES_BEFORE_ESTIMATE:
+            seconds_left = round((total - done) * (now - self._cases_started) / done)
+        progress = self._live()
+        if self._cases_task is None:
+            self._cases_task = progress.add_task(
+                "scoring the cases", total=total, completed=done, seconds_left=seconds_left
+            )
+        progress.update(self._cases_task, completed=done, seconds_left=seconds_left)
+
     def _show_embedding(self, step: WindowsEmbedded) -> None:
         if not self._console.is_terminal:
             if step.done == step.total:
@@ -110,14 +155,15 @@ class Narrator:
             self.say(step.describe())
 
     def _stop_if_idle(self) -> None:
-        if self._progress is not None and self._task is None and self._grid_task is None:
+        idle = self._task is None and self._grid_task is None and self._cases_task is None
+        if self._progress is not None and idle:
             self._stop_progress()
 
     def _stop_progress(self) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
-            self._task = self._grid_task = None
+            self._task = self._grid_task = self._cases_task = None
 
     def __enter__(self) -> Narrator:
         return self

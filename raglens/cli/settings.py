@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-from raglens.configuration import RetrievalConfig
+from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.errors import BadInputError
 from raglens.locations import cache_dir_named
+from raglens.model_names import model_source
 from raglens.run import EngineSettings
 from raglens.windows import WindowParams
 
@@ -27,12 +28,20 @@ def retrieval_config(args: argparse.Namespace, params: WindowParams) -> Retrieva
     """Configuration A, as the flags ask for it; a token limit the model cannot read fails here."""
     max_seq_length, precision = getattr(args, "max_seq_length", None), getattr(args, "precision", None)
     config = RetrievalConfig(params, args.model, max_seq_length, precision)
+    check_model_path(config, getattr(args, "embedder_factory", None))
     if config.max_seq_length is not None:
         # Only then: the check imports numpy, ~50 ms before the explorer's process could start.
         from raglens.fingerprint import check_max_seq_length
 
         check_max_seq_length(config.model, config.max_seq_length)
     return config
+
+
+def check_model_path(config: RetrievalConfig, embedder_factory: str | None) -> None:
+    """Refuse ``config``'s model when it is a path to no folder (ModelLoadError), before anything loads;
+    a factory's fake loads no model, so its name is not checked."""
+    if config.model is not None and not is_bm25(config.model) and embedder_factory is None:
+        model_source(config.model)
 
 
 def engine_settings(args: argparse.Namespace, log_path: str | None = None) -> EngineSettings:

@@ -23,7 +23,7 @@ from raglens.diagnostics.golden import ExpectedRef, GoldenCase
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.errors import BadInputError
 from raglens.lines import LineIndex
-from raglens.printable import printable_name
+from raglens.printable import SHOWN_PATH_CHARS, printable_name, shortened
 from raglens.search import full_ranks, top_k_rows
 from raglens.windows import Window
 
@@ -254,6 +254,10 @@ def resolve_expected(
     return _resolve([("--expect", ref) for ref in refs], texts, "--expect")
 
 
+LISTED_PROBLEMS = 20
+"""The most unknown refs one error lists: a golden set of 400,000 bad lines is not 400,000 lines of error."""
+
+
 def _resolve(
     named: Sequence[tuple[str, ExpectedRef]], texts: Mapping[str, str], source: str
 ) -> dict[ExpectedRef, tuple[Definition, ...]]:
@@ -264,13 +268,15 @@ def _resolve(
         if ref in resolved:
             continue
         if ref.path not in texts:
-            problems.append(f"{where}: {printable_name(ref.path)} is not an indexed file of this corpus")
+            shown = printable_name(shortened(ref.path, SHOWN_PATH_CHARS))
+            problems.append(f"{where}: {shown} is not an indexed file of this corpus")
             continue
         if ref.lines is not None:
             span = _line_span(ref, texts[ref.path])
             if span is None:
                 count = LineIndex(texts[ref.path]).line_count
-                problems.append(f"{where}: {printable_name(str(ref))} is outside the file ({count} lines)")
+                shown = printable_name(shortened(str(ref), SHOWN_PATH_CHARS))
+                problems.append(f"{where}: {shown} is outside the file ({count} lines)")
                 continue
             resolved[ref] = (span,)
             continue
@@ -281,11 +287,16 @@ def _resolve(
             definitions[ref.path] = find_definitions(ref.path, texts[ref.path])
         matching = _matching_definitions(definitions[ref.path], ref.symbol)
         if not matching:
-            problems.append(f"{where}: no definition of {ref.symbol} found in {ref.path}")
+            problems.append(
+                f"{where}: no definition of {shortened(ref.symbol, SHOWN_PATH_CHARS)} found in {ref.path}"
+            )
             continue
         resolved[ref] = matching
     if problems:
-        raise BadInputError(f"{source} names what this corpus does not have:\n  " + "\n  ".join(problems))
+        listed = problems[:LISTED_PROBLEMS]
+        if len(problems) > len(listed):
+            listed.append(f"… and {len(problems) - len(listed):,} more")
+        raise BadInputError(f"{source} names what this corpus does not have:\n  " + "\n  ".join(listed))
     return resolved
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from raglens.errors import BadInputError
+from raglens.printable import SHOWN_PATH_CHARS, quoted
 
 MODES = ("all", "any")
 CASE_KINDS = ("identifier", "prose", "other-language", "unanswerable")
@@ -26,6 +27,30 @@ NEGATIVE_KINDS = ("unanswerable", "other-language")
 
 class GoldenFileError(BadInputError):
     """A golden file that cannot be read, or a line of it that is not a valid case."""
+
+
+MAX_QUESTION_CHARS = 4_000
+"""The longest question raglens takes (a golden case's ``q``, a QUERY, a ``--probe``): the model reads
+only its first few hundred tokens, and a 51 MB one took a minute and 6 GB to tokenize."""
+
+
+def question_problem(question: str) -> str | None:
+    """What is wrong with ``question`` (empty, or longer than MAX_QUESTION_CHARS); None if nothing."""
+    if not question.strip():
+        return "is empty; give it a question"
+    if len(question) > MAX_QUESTION_CHARS:
+        return (
+            f"is {len(question):,} characters ({quoted(question)}); a question may have at most "
+            f"{MAX_QUESTION_CHARS:,}: the model reads only its first few hundred tokens"
+        )
+    return None
+
+
+def check_question(question: str, what: str) -> None:
+    """Refuse an empty or runaway question, named ``what`` (``QUERY``), with one line (BadInputError)."""
+    problem = question_problem(question)
+    if problem is not None:
+        raise BadInputError(f"{what} {problem}")
 
 
 _LINE_RANGE = re.compile(r"^(?P<path>.+):L(?P<first>[0-9]+)(?:-L(?P<last>[0-9]+))?$")
@@ -65,14 +90,14 @@ class ExpectedRef:
             first = int(match["first"])
             last = int(match["last"]) if match["last"] is not None else first
             if first < 1:
-                raise ValueError(f"{text!r}: lines are numbered from 1")
+                raise ValueError(f"{quoted(text, SHOWN_PATH_CHARS)}: lines are numbered from 1")
             if last < first:
-                raise ValueError(f"{text!r}: the line range ends before it starts")
+                raise ValueError(f"{quoted(text, SHOWN_PATH_CHARS)}: the line range ends before it starts")
             lines = (first, last)
         if not path:
-            raise ValueError(f"{text!r} names no path")
+            raise ValueError(f"{quoted(text, SHOWN_PATH_CHARS)} names no path")
         if separator and not symbol.strip():
-            raise ValueError(f"{text!r} has '::' but no symbol after it")
+            raise ValueError(f"{quoted(text, SHOWN_PATH_CHARS)} has '::' but no symbol after it")
         return cls(path, symbol.strip() or None, lines)
 
 
@@ -99,6 +124,9 @@ def _case_from(document: Any, line: int) -> GoldenCase:
     query = document.get("q")
     if not isinstance(query, str) or not query.strip():
         raise ValueError('"q" must be a non-empty string')
+    problem = question_problem(query)
+    if problem is not None:
+        raise ValueError(f'"q" {problem}')
     expect = document.get("expect")
     if not isinstance(expect, list) or not all(isinstance(entry, str) for entry in expect):
         raise ValueError(
@@ -106,7 +134,8 @@ def _case_from(document: Any, line: int) -> GoldenCase:
         )
     mode = document.get("mode", "all")
     if mode not in MODES:
-        raise ValueError(f'"mode" must be "all" or "any", got {mode!r}')
+        shown = quoted(mode) if isinstance(mode, str) else f"a JSON {type(mode).__name__}"
+        raise ValueError(f'"mode" must be "all" or "any", got {shown}')
     kind = document.get("kind", "unanswerable" if not expect else "unlabelled")
     if not isinstance(kind, str) or not kind.strip():
         raise ValueError('"kind" must be a non-empty string when given')

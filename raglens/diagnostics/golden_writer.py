@@ -13,8 +13,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from raglens.diagnostics.golden import MAX_GOLDEN_BYTES, GoldenFileError, parse_golden_line
+from raglens.diagnostics.golden import MAX_GOLDEN_BYTES, GoldenFileError, parse_golden_line, question_problem
 from raglens.diagnostics.lexical import query_identifier
+from raglens.printable import SHOWN_PATH_CHARS, shortened
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ def held_at(golden_text: str, case: NewCase) -> str | None:
         held_refs = sorted(str(ref) for ref in held.expect)
         if held_refs == sorted(case.expect):
             return f"line {number} already holds this case"
-        answer = ", ".join(held_refs) if held_refs else "nothing (a negative)"
+        shown = [shortened(ref, SHOWN_PATH_CHARS) for ref in held_refs]
+        answer = ", ".join(shown) if shown else "nothing (a negative)"
         return (
             f"line {number} already holds this question, expecting {answer}: "
             "edit that line to change its answer (raglens only appends)"
@@ -82,7 +84,11 @@ def read_golden_text(path: Path) -> str:
 
 
 def check_case(path: Path, case: NewCase) -> str:
-    """The golden file's text, after checking it does not hold the question (CaseRefused, with its line)."""
+    """The golden file's text, after checking it does not hold the question (CaseRefused, with its line)
+    and that ``raglens eval`` would take the question (not empty, not longer than MAX_QUESTION_CHARS)."""
+    problem = question_problem(case.query)
+    if problem is not None:
+        raise CaseRefused(f"not saved: the question {problem}")
     text = read_golden_text(path)
     why = held_at(text, case)
     if why is not None:

@@ -54,31 +54,42 @@ def identifier_tokens(text: str) -> list[str]:
     return tokens
 
 
+class BM25Scorer:
+    """BM25 scores of a list of texts for any query; built in one pass over their tokens, no model."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        import bm25s  # only a lexical run pays for the import
+
+        self.count = len(texts)
+        self._bm25 = bm25s.BM25()
+        if texts:
+            self._bm25.index([identifier_tokens(text) for text in texts], show_progress=False)
+
+    def scores(self, query: str) -> np.ndarray:
+        """The BM25 score of every text for ``query``, in order; -inf for a text that shares no token
+        with it, which BM25 does not retrieve at all (a query of no tokens: none)."""
+        tokens = identifier_tokens(query)
+        if not self.count or not tokens:
+            return np.full(self.count, -np.inf, dtype=np.float32)
+        scores = np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
+        retrieved: np.ndarray = np.where(scores > 0, scores, np.float32(-np.inf))
+        return retrieved
+
+
 class BM25Index:
     """BM25 scores of every window of a corpus for any query; built in one pass, no model."""
 
     def __init__(self, windows: Sequence[Window], texts: Mapping[str, str]) -> None:
-        import bm25s  # only a lexical run pays for the import
-
         self.windows = list(windows)
-        self._bm25 = bm25s.BM25()
-        documents = [identifier_tokens(window.text_in(texts[window.path])) for window in self.windows]
-        if self.windows:
-            self._bm25.index(documents, show_progress=False)
+        self._scorer = BM25Scorer([window.text_in(texts[window.path]) for window in self.windows])
 
     @property
     def window_count(self) -> int:
         return len(self.windows)
 
     def scores(self, query: str) -> np.ndarray:
-        """The BM25 score of every window for ``query``, in corpus order; -inf for a window that
-        shares no token with it, which BM25 does not retrieve at all (a query of no tokens: none)."""
-        tokens = identifier_tokens(query)
-        if not self.windows or not tokens:
-            return np.full(len(self.windows), -np.inf, dtype=np.float32)
-        scores = np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
-        retrieved: np.ndarray = np.where(scores > 0, scores, np.float32(-np.inf))
-        return retrieved
+        """The BM25 score of every window for ``query``, in corpus order (see BM25Scorer.scores)."""
+        return self._scorer.scores(query)
 
     def search(self, query: str, k: int) -> SearchResult:
         """The ``k`` best windows for ``query`` by BM25 score, equal scores in corpus order; only

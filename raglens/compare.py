@@ -20,7 +20,7 @@ from raglens.diagnostics.score_profile import ScoreProfile, score_profile
 from raglens.diagnostics.symbols import Definition
 from raglens.index import IndexSnapshot
 from raglens.printable import printable_name
-from raglens.search import Hit, SearchResult, full_ranks, rank
+from raglens.search import Hit, SearchResult, full_ranks, rank_answer
 from raglens.windows import Window
 
 
@@ -183,8 +183,11 @@ def rank_versus(
     k: int,
     expected: Mapping[ExpectedRef, Sequence[Definition]],
 ) -> VersusRanking:
-    """Rank the question over what B has embedded, and follow every hit of A and B into the other."""
-    result = rank(b_index, vector, k)
+    """Rank the question over what B has embedded, and follow every hit of A and B into the other.
+
+    ``vector`` is what B's process answered: the question's vector, or every window's BM25 score.
+    """
+    result = rank_answer(b_index, vector, k)
     comparison = compare(a_result, a_windows, result, b_index.windows, k)
     moves = expected_moves(a_result, a_windows, result, b_index.windows, expected) if expected else ()
     return VersusRanking(question, result, comparison, score_profile(result.scores, k), moves)

@@ -19,10 +19,11 @@ KEYS = ("unit", "size", "overlap", "model", "max_seq_length", "precision")
 
 BM25_MODEL = "bm25"
 """The model name that asks for BM25 instead of an embedding model (raglens.bm25_index)."""
-BM25_NOT_IN_EXPLORER = (
-    "bm25 ranks in the headless commands for now: raglens search PATH QUERY --vs model=bm25, "
-    "or eval --grid model=all-MiniLM-L6-v2,bm25 (the x key); the explorer's runs need an embedding model"
+BM25_HAS_NO_NOISE_FLOOR = (
+    "the failure lab tests an embedding model's failures against its noise floor, which BM25 has not; "
+    "compare BM25 with a model: search --vs model=bm25, the v key, or eval --grid model=all-MiniLM-L6-v2,bm25"
 )
+"""Why ``probe`` and the explorer's failure lab do not run on BM25."""
 
 
 def is_bm25(model: str | None) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from raglens.configuration import is_bm25
 from raglens.diagnostics.control_questions import CONTROL_QUESTIONS
 from raglens.embedding_events import (
     CacheLookedUp,
@@ -40,6 +41,7 @@ from raglens.embedding_events import (
 from raglens.engine import Engines
 from raglens.errors import RaglensError
 from raglens.indexing import IndexBuilder, cached_batch
+from raglens.lexical_server import LexicalServer
 from raglens.parent_death import die_with_parent
 from raglens.vector_cache import ModelCache, VectorCache
 
@@ -195,12 +197,13 @@ def main(argv: list[str]) -> int:
     """Serve the parent on the socket whose descriptor is ``argv[0]``."""
     die_with_parent()
     connection = Connection(int(argv[0]))
-    server: EmbeddingServer | None = None
+    server: EmbeddingServer | LexicalServer | None = None
     try:
         config = connection.recv()
         assert isinstance(config, ServerConfig), f"expected the server's configuration, got {config!r}"
         try:
-            server = EmbeddingServer(connection, config)
+            lexical = is_bm25(config.choice.model)
+            server = LexicalServer(connection, config) if lexical else EmbeddingServer(connection, config)
             server.serve()
         except (EOFError, BrokenPipeError, ConnectionResetError):
             return 0  # the parent is gone

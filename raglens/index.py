@@ -15,11 +15,13 @@ class VectorIndex:
     """Windows plus one (n, d) float32 array whose rows fill in any order, so a partial index ranks.
 
     Rows arrive from the cache all at once and from the model batch by batch, the file in view first.
+    A lexical run's index (BM25) has dimension 0: rows and reading extents, no vectors; each of its
+    questions comes with every window's score instead (see :func:`raglens.search.rank_answer`).
     """
 
     def __init__(self, windows: Sequence[Window], dimension: int) -> None:
-        if dimension <= 0:
-            raise ValueError(f"vector dimension must be positive, got {dimension}")
+        if dimension < 0:
+            raise ValueError(f"vector dimension must not be negative, got {dimension}")
         self.windows: tuple[Window, ...] = tuple(windows)
         """Every window of the corpus in corpus order; row i of the matrix belongs to window i."""
         self.dimension = dimension

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from raglens.configuration import RetrievalConfig
+from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.embedding_events import (
     CacheLookedUp,
     ModelChoice,
@@ -52,13 +52,13 @@ class EngineSettings:
     """Where the embedding process writes its own output; None discards it."""
 
     def choice(self, config: RetrievalConfig) -> ModelChoice:
-        """The model ``config`` names, as the embedding process takes it."""
+        """The model ``config`` names, as the embedding process takes it (BM25: no fake stands in)."""
         return ModelChoice(
             config.model,
             self.device,
             choose_precision(config.precision),
             self.offline,
-            self.embedder_factory,
+            None if is_bm25(config.model) else self.embedder_factory,
             config.max_seq_length,
         )
 
@@ -145,6 +145,11 @@ class ConfigurationRun:
         self._cutting = False
         """New window settings were chosen and their windows are not cut yet."""
 
+    @property
+    def lexical(self) -> bool:
+        """A BM25 configuration: each question is answered with every window's score, not a vector."""
+        return is_bm25(self.config.model)
+
     def model_label(self) -> str:
         """The model's name: as it said it once loaded, else as configured."""
         return self.model.name if self.model is not None else self.choice.label
@@ -167,6 +172,11 @@ class ConfigurationRun:
         self._cutting = False
         self._send_windows()
         self._make_index()
+        if self.lexical and self.question is not None:
+            # A lexical answer scores one window set: the question is asked again of the new one,
+            # after it (the process takes requests in order).
+            question, self.question = self.question, None
+            self.ask(question.number, question.text)
 
     def recut(self, params: WindowParams) -> None:
         """New window settings: the index is dropped until the windows cut with them arrive."""

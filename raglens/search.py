@@ -88,6 +88,18 @@ def rank(index: IndexSnapshot, query_vector: np.ndarray, k: int) -> SearchResult
     return _ranked(scores, rows, index.windows, k, cosine=True)
 
 
+def rank_answer(index: IndexSnapshot, answer: np.ndarray, k: int) -> SearchResult:
+    """Rank what a run's process answered for a question: the query's vector for a model's index, or,
+    for a lexical run's index (dimension 0), the BM25 score of every window of it."""
+    if index.dimension > 0:
+        return rank(index, answer, k)
+    if answer.shape != (index.window_count,):
+        raise ValueError(
+            f"expected {index.window_count} lexical scores, got an answer of shape {answer.shape}"
+        )
+    return rank_all(answer, index.windows, k, cosine=False)
+
+
 def rank_all(scores: np.ndarray, windows: Sequence[Window], k: int, *, cosine: bool) -> SearchResult:
     """The ``k`` best of ``scores``, one per window of ``windows`` in corpus order; a window scored
     -inf is not retrieved at all (BM25's for a window sharing no token with the query)."""

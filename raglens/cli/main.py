@@ -426,8 +426,9 @@ def _refuse_careless_arguments(command: str | None, args: argparse.Namespace) ->
     if path is not None and not path.strip():
         raise BadInputError("PATH is empty; name a folder or a file (. for the current folder)")
     golden = getattr(args, "golden", None)
-    if command == "eval" and golden is not None and not golden.strip():
-        raise BadInputError("GOLDEN.jsonl is empty; name a golden file")
+    if golden is not None and not golden.strip():
+        what = "GOLDEN.jsonl" if command == "eval" else "--golden"
+        raise BadInputError(f"{what} is empty; name a golden file")
     cache_dir_named(args.cache_dir)  # an empty --cache-dir or $RAGLENS_CACHE_DIR is refused here
     query: str | None = getattr(args, "query", None)
     if query is not None and (command == "search" or query):  # the explorer's may be left out, or ""
@@ -464,7 +465,6 @@ def explorer_config_from(arguments: Sequence[str]) -> AppConfig:
 def explorer_config(args: argparse.Namespace) -> AppConfig:
     """What the explorer starts with, from ``raglens PATH …``; bad values fail before the screen opens."""
     from raglens.cli.settings import engine_settings, retrieval_config, top_k
-    from raglens.configuration import BM25_NOT_IN_EXPLORER, is_bm25
     from raglens.ui.app_config import AppConfig
 
     _refuse_careless_arguments(None, args)
@@ -472,8 +472,6 @@ def explorer_config(args: argparse.Namespace) -> AppConfig:
     params = _window_params(args)
     CorpusOptions(max_file_bytes=args.max_file_bytes)  # reject a bad limit before the screen opens
     retrieval = retrieval_config(args, params)
-    if is_bm25(retrieval.model):
-        raise BadInputError(BM25_NOT_IN_EXPLORER)
     logs = log_folder()
     return AppConfig(
         path=args.path,

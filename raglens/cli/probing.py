@@ -6,6 +6,7 @@ import argparse
 
 from rich.console import Console
 
+from raglens.bm25_index import BM25Index
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, parameters_document
 from raglens.cli.lab_documents import probe_document
@@ -19,7 +20,7 @@ from raglens.cli.searching import (
     stdout_kept_for_data,
 )
 from raglens.cli.settings import engine_settings, retrieval_config, top_k
-from raglens.configuration import is_bm25
+from raglens.configuration import BM25_HAS_NO_NOISE_FLOOR, is_bm25
 from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
 from raglens.errors import BadInputError
 from raglens.model_languages import languages_of
@@ -34,10 +35,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
     top_k(args)
     config, settings = retrieval_config(args, params), engine_settings(args)
     if is_bm25(config.model):
-        raise BadInputError(
-            "probe tests an embedding model's failures against its noise floor, which BM25 has not; "
-            "compare BM25 with search --vs model=bm25 or eval --grid model=all-MiniLM-L6-v2,bm25"
-        )
+        raise BadInputError(BM25_HAS_NO_NOISE_FLOOR)
     json_mode = bool(args.json)
     with Narrator(stderr, quiet=args.quiet) as narrator, stdout_kept_for_data(json_mode):
         corpus = read_corpus_named(args, narrator)
@@ -55,6 +53,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
             plan,
             noise_floor_of(prepared),
             languages_of(config.model, args.embedder_factory),
+            BM25Index(retriever.windows, texts).search,
         )
         results = run_probes(context, args.probes)
     if json_mode:

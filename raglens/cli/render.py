@@ -34,11 +34,13 @@ def search_header(
     header.append("query ", style="dim")
     header.append(printable(query), style="bold")
     reads = f" · reads {languages.describe()}" if languages is not None else ""
-    header.append(
-        f"\n{engine.describe()}{reads} · k={k} · {params.describe()} · "
-        f"ranked {result.ranked_count:,} of {result.window_count:,} windows in {file_count:,} files",
-        style="dim",
-    )
+    ranked = f"ranked {result.ranked_count:,} of {result.window_count:,} windows in {file_count:,} files"
+    if not result.cosine:  # BM25 scores every window; it retrieves only those that share a word
+        ranked = (
+            f"scored {result.window_count:,} windows in {file_count:,} files, "
+            f"{result.ranked_count:,} share a word with the query"
+        )
+    header.append(f"\n{engine.describe()}{reads} · k={k} · {params.describe()} · {ranked}", style="dim")
     return header
 
 

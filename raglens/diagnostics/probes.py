@@ -109,6 +109,9 @@ class ProbeContext:
     """The noise band over the same windows (:func:`measure_noise_floor`, as search and the explorer)."""
     languages: ModelLanguages | None = None
     """The languages the model reads, where known."""
+    lexical: Ranker | None = None
+    """BM25's ranking over the same windows: the exact-symbol probe shows where it ranks the windows
+    that hold the name, beside where the model does."""
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,8 @@ def probe_exact_symbol(context: ProbeContext, definition: Definition | None = No
     line_offset = context.texts[definition.path].find(query, definition.start)
     holding = _rows_overlapping(context.windows, definition.path, line_offset, line_offset + len(query))
     watched = tuple(_watch(result, context.windows, row) for row in holding)
-    report: IdentifierReport = identifier_report(query, context.texts, context.windows, result)
+    bm25 = context.lexical(query, max(1, len(context.windows))) if context.lexical is not None else None
+    report: IdentifierReport = identifier_report(query, context.texts, context.windows, result, bm25)
     best = min((w for w in watched if w.rank is not None), key=lambda w: w.rank or 0, default=None)
     top = result.hits[0]
     lines = [

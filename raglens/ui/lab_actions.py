@@ -54,7 +54,7 @@ class LabActions(ExplorerScreen):
         if result is None or path not in self.a.file_rows:
             return FileLens(heat_on=self.heat_on)
         heat = None
-        if self.heat_on:
+        if self.heat_on and result.cosine:  # a BM25 score has no place on the heat's cosine legend
             from raglens.search import score_of  # numpy is loaded once there is a result
 
             heat = [score_of(result, row) for row in self.a.file_rows[path]]
@@ -69,6 +69,9 @@ class LabActions(ExplorerScreen):
         return FileLens(heat, tuple(s.describe() for s in straddles), cut_lines, heat_on=self.heat_on)
 
     def action_toggle_heat(self) -> None:
+        if self.a.lexical and not self.heat_on:
+            self.notify("heat colours windows on the cosine scale; BM25 scores have none", timeout=5)
+            return
         self.heat_on = not self.heat_on
         if self.shown_window is not None:
             self.show_file(*self.shown_window, scroll=False)
@@ -262,6 +265,11 @@ class LabActions(ExplorerScreen):
     # The failure lab.
 
     def action_failure_lab(self) -> None:
+        if self.a.lexical:
+            from raglens.configuration import BM25_HAS_NO_NOISE_FLOOR
+
+            self.notify(BM25_HAS_NO_NOISE_FLOOR, timeout=8)
+            return
         index, corpus, process = self.a.index, self.corpus, self.a.process
         if index is None or corpus is None or index.embedded_count == 0 or process is None:
             self.notify("the failure lab runs once some windows are embedded", timeout=5)
@@ -296,6 +304,7 @@ class LabActions(ExplorerScreen):
     ) -> None:
         """Choose the probes, have the process embed their questions and the control questions, then
         rank each one and measure the noise band as search does."""
+        from raglens.bm25_index import BM25Index
         from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, measure_noise_floor
         from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
         from raglens.model_languages import languages_of
@@ -313,8 +322,9 @@ class LabActions(ExplorerScreen):
             return rank(index, vectors[query], top)  # every query was embedded first: a KeyError is a bug
 
         noise = measure_noise_floor(index, vectors.__getitem__)
+        lexical = BM25Index(index.windows, corpus.texts()).search  # the exact symbol's ranks beside BM25's
         context = ProbeContext(
-            corpus.texts(), index.windows, ranked, k, model_label, plan, noise, languages_of(*model)
+            corpus.texts(), index.windows, ranked, k, model_label, plan, noise, languages_of(*model), lexical
         )
         self.post_message(ProbesReady(run_probes(context), index.embedded_count, index.window_count))
 

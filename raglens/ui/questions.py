@@ -133,9 +133,12 @@ class Questions(ExplorerScreen):
         self.rerank(now=True)  # the question on screen may be in a language the model does not read
 
     def ask_control_questions(self) -> None:
-        """Embed the off-topic control questions once per model, for the noise band behind every query."""
+        """Embed the off-topic control questions once per model, for the noise band behind every query.
+
+        Not for BM25: its scores have no fixed scale for an off-topic band to be measured on.
+        """
         process = self.a.process
-        if process is None:
+        if process is None or self.a.lexical:
             return
         self._controls.clear()
         self._controls_asked_of = self.a.incarnation
@@ -200,6 +203,7 @@ class Questions(ExplorerScreen):
             message.result.window_count,
             len(message.result.hits),
             model.precision if model is not None else choose_precision(self.a.config.precision),
+            lexical=not message.result.cosine,
         )
         self.last_diagnostics = message.diagnostics
         strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
@@ -207,7 +211,7 @@ class Questions(ExplorerScreen):
         strip.show_pins_elsewhere(
             pins.question if pins is not None and pins.question != message.query else None
         )
-        strip.show_diagnostics(message.diagnostics, message.result.hits, self.k)
+        strip.show_diagnostics(message.diagnostics, message.result.hits, self.k, message.result.cosine)
         if self.shown_window is not None and (self.heat_on or message.diagnostics.straddles):
             self.show_file(*self.shown_window, scroll=False)
         await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
@@ -291,7 +295,8 @@ class Questions(ExplorerScreen):
             # Not asked before the model was ready, asked while the process was stopped, or lost with
             # a process that died: asked now (a vector that did come is kept), then ranked.
             self.submit_query()
-        if len(self._controls) < len(CONTROL_QUESTIONS) and self._controls_asked_of != self.a.incarnation:
+        wanted = not self.a.lexical and len(self._controls) < len(CONTROL_QUESTIONS)
+        if wanted and self._controls_asked_of != self.a.incarnation:
             self.ask_control_questions()  # they were asked of a process that ended before answering
 
     def open_first_file(self, first: str) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from raglens.diagnostics.describe import describe_lexical, noise_mark
 from raglens.diagnostics.noise_floor import NoiseFloor, measure_noise_floor
 from raglens.diagnostics.query_report import QueryDiagnostics, diagnose_query
-from raglens.search import SearchResult, rank
+from raglens.search import SearchResult, rank_answer
 from raglens.ui.widgets.hit_list import HitExcerpt, hit_excerpt
 
 if TYPE_CHECKING:
@@ -69,15 +69,18 @@ def rank_for_display(
     index: IndexSnapshot,
     corpus: Corpus,
     query: str,
-    vector: np.ndarray,
+    answer: np.ndarray,
     k: int,
     controls: dict[str, np.ndarray],
     pinned: Mapping[ExpectedRef, tuple[Definition, ...]],
     languages: ModelLanguages | None = None,
     noise_memo: NoiseFloorMemo | None = None,
 ) -> ShownRanking:
-    """Rank ``query`` over what is embedded, run the instruments, and colour each hit's excerpt."""
-    result = rank(index, vector, k)
+    """Rank ``query`` over what is embedded, run the instruments, and colour each hit's excerpt.
+
+    ``answer`` is what the run's process gave the question: its vector, or every window's BM25 score.
+    """
+    result = rank_answer(index, answer, k)
     noise = (noise_memo or NOISE_FLOOR_MEMO).noise_floor(index, controls)
     diagnostics = diagnose_query(
         query, result, k, corpus.texts(), index.windows, noise, pinned, languages=languages
@@ -90,6 +93,7 @@ def rank_for_display(
             stale=corpus.changed_on_disk(hit.window.path),
             literal=describe_lexical(match),
             noise_mark=noise_mark(diagnostics.noise_verdict(hit.score)),
+            bar=result.bar_fraction(hit.score),
         )
         for hit, match in zip(result.hits, diagnostics.lexical, strict=True)
     ]

@@ -104,6 +104,8 @@ class RunEvents(ExplorerScreen):
                 run.model_ready(event)
                 limit = event.max_seq_length or "all"
                 reads = f"{event.dimension} dimensions, reads at most {limit} tokens"
+                if event.lexical:
+                    reads = "reads every word of a window; a question gets every window's score"
                 self.narrate(f"{prefix}model {event.describe()}: {reads}")
                 note = precision_note(event.precision, event.device == "cpu", read_cpu_features())
                 if note is not None:
@@ -169,8 +171,11 @@ class RunEvents(ExplorerScreen):
         assert index is not None
         prefix = self.prefix(run)
         embedded = index.window_count - run.from_cache
-        self.narrate(f"{prefix}index ready: {index.window_count} vector(s), {embedded} embedded")
-        if run is self.a:
+        if run.lexical:
+            self.narrate(f"{prefix}index ready: {index.window_count} window(s) indexed by their words")
+        else:
+            self.narrate(f"{prefix}index ready: {index.window_count} vector(s), {embedded} embedded")
+        if run is self.a and not run.lexical:
             self._narrate_coverage(index)
         else:
             self.rank_versus_now()

@@ -58,6 +58,10 @@ def status_text(
     if model is None:
         add(None, f"{model_label}: loading")
         add(3, " (importing the model libraries takes a while)", "yellow")
+    elif model.lexical:
+        add(None, model.name, "bold")
+        add(6, " · lexical scores, not cosines")
+        add(2, f" · {model.engine}")
     else:
         add(None, model.name, "bold")
         approximate = not is_exact(model.precision)
@@ -77,7 +81,8 @@ def status_text(
             left = duration((total - embedded) / windows_per_second)
             add(7, f" ({windows_per_second:.0f} windows/s, {left} left)", "yellow", f" ({left} left)")
     else:
-        add(None, f" · {total:,} windows embedded", "green")
+        done = "indexed" if model is not None and model.lexical else "embedded"
+        add(None, f" · {total:,} windows {done}", "green")
     if from_cache:
         add(4, f" ({from_cache:,} from the cache)", "green")
     if cut_short:  # the model stops reading some windows early: the tails of those are never embedded
@@ -108,11 +113,20 @@ def percent_floor(share: float) -> str:
     return "<1%" if 0 < share < 0.01 else f"{math.floor(share * 100)}%"
 
 
-def ranked_summary(query_label: str, ranked: int, total: int, hit_count: int, precision: str) -> Text:
-    """Above the hits: how many windows the ranking covered, and whether its scores are approximate."""
+def ranked_summary(
+    query_label: str, ranked: int, total: int, hit_count: int, precision: str, *, lexical: bool = False
+) -> Text:
+    """Above the hits: how many windows the ranking covered, and whether its scores are approximate.
+
+    A ``lexical`` ranking (BM25) scores every window at once; ``ranked`` are those sharing a word with
+    the question, the only ones BM25 retrieves.
+    """
     text = Text()
     text.append(f"top {hit_count} for ")
     text.append(query_label, style="bold")
+    if lexical:
+        text.append(f" · BM25 over all {total:,} windows: {ranked:,} share a word with it", style="dim")
+        return text
     if ranked < total:
         text.append(f" · ranked over {ranked:,} of {total:,} windows (still embedding)", style="yellow")
     else:

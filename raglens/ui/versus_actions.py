@@ -229,4 +229,6 @@ class VersusActions(ExplorerScreen):
             ranking = None
         self.query_one("#right").add_class("-comparing")
         self.query_one(VersusHits).show(describe_b(b), ranking, self.k)
-        self.query_one(ScoreStrip).show_versus(ranking.profile if ranking is not None else None)
+        # A BM25 ranking has no place on the cosine axis: its distribution is not drawn under A's.
+        cosine = ranking is not None and ranking.result.cosine
+        self.query_one(ScoreStrip).show_versus(ranking.profile if ranking is not None and cosine else None)

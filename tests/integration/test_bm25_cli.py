@@ -113,9 +113,11 @@ def test_a_bm25_setting_that_means_nothing_is_one_clear_line(
     assert code == 2 and message in err and err.count("\n") == 1, err
 
 
-def test_the_explorer_says_where_bm25_works_instead_of_failing_to_load_a_model() -> None:
-    with pytest.raises(BadInputError, match="bm25 ranks in the headless commands"):
-        explorer_config_from([str(SAMPLE_CORPUS), "--model", "bm25"])
+def test_the_explorer_opens_bm25_as_a_with_no_fake_model_standing_in() -> None:
+    config = explorer_config_from([str(SAMPLE_CORPUS), "--model", "BM25", "--embedder-factory", "x:y"])
+    assert config.retrieval.model == "bm25"
+    choice = config.engine.choice(config.retrieval)
+    assert (choice.model, choice.factory) == ("bm25", None), "BM25 is itself: no fake embedder replaces it"
 
 
 def test_probe_says_bm25_has_no_noise_floor_to_probe_against(capsys: pytest.CaptureFixture[str]) -> None:

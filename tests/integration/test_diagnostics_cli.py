@@ -73,6 +73,7 @@ def test_probe_finds_the_symbol_cut_spans_and_unanswerable_hits(capsys: pytest.C
     # The identifier is chosen from the corpus: defined once in code, mentioned in the most other files.
     assert symbol["queries"] == ["drain_pending_jobs"]
     assert "defined once at tidepool/queue.py:L81-L95" in symbol["explanation"][0]
+    assert "; BM25 ranks 1" in symbol["explanation"][3], "BM25's ranks of its windows beside the model's"
     definition_window = symbol["watched"][0]
     assert definition_window["citation"].startswith("tidepool/queue.py:")
     assert isinstance(definition_window["rank"], int) and definition_window["rank"] >= 1

@@ -186,6 +186,8 @@ def test_the_explorer_config_refuses_an_empty_path_and_golden_file_too(
 ) -> None:
     with pytest.raises(BadInputError, match="PATH is empty"):
         explorer_config_from([""])
+    with pytest.raises(BadInputError, match="--golden is empty"):
+        explorer_config_from([str(SAMPLE_CORPUS), "--golden", ""])
     code, _, err = run_main(capsys, "eval", str(SAMPLE_CORPUS), " ")
     assert code == 2 and "GOLDEN.jsonl is empty" in one_line(err)
 

@@ -31,6 +31,7 @@ def make_app(
     cache_dir: str | None = None,
     device: str | None = None,
     precision: str | None = None,
+    model: str | None = None,
     query: str | None = None,
     k: int | None = None,
     golden_path: str | None = None,
@@ -49,6 +50,7 @@ def make_app(
     for flag, value in (
         ("--device", device),
         ("--precision", precision),
+        ("--model", model),
         ("-k", k),
         ("--golden", golden_path),
     ):

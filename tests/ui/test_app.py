@@ -498,6 +498,7 @@ async def test_the_failure_lab_runs_every_probe_from_the_app() -> None:
         assert names == ["exact symbol", "boundary straddle", "other language", "unanswerable"]
         body = str(app.screen.query_one("#report-body", Static).render())
         assert "drain_pending_jobs" in body and "hits anyway" in body
+        assert "BM25 ranks 1" in body, "the exact symbol's windows ranked by BM25 beside the model's ranks"
         assert "noise edge" in body, "the lab judges with the band search and the strip use"
         said = [n.message for n in notices if "failure lab" in n.message]
         assert said == ["running the failure lab over all 66 windows…"], said

@@ -117,8 +117,9 @@ async def test_a_b_the_same_as_a_or_impossible_is_refused_in_the_form() -> None:
         await wait_until(pilot, lambda: "the same as A" in str(error.render()), "B = A refused")
         assert app.main.b is None and isinstance(app.screen, VersusScreen)
         app.screen.query_one("#versus-model", Input).value = "bm25"
+        app.screen.query_one("#versus-tokens", Input).value = "128"
         await pilot.press("enter")
-        await wait_until(pilot, lambda: "headless commands" in str(error.render()), "bm25 refused")
+        await wait_until(pilot, lambda: "no max_seq_length" in str(error.render()), "a token limit for bm25")
         assert app.main.b is None and isinstance(app.screen, VersusScreen)
 
 

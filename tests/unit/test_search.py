@@ -9,7 +9,7 @@ from hypothesis.extra.numpy import arrays
 from raglens.embedding import normalize_rows
 from raglens.errors import BadInputError
 from raglens.index import VectorIndex
-from raglens.search import rank, top_k_rows
+from raglens.search import rank, rank_answer, top_k_rows
 from raglens.windows import Unit, Window
 
 # Scores drawn from a handful of values, so ties at the k-th place are common.
@@ -84,3 +84,23 @@ def test_query_of_the_wrong_dimension_is_refused() -> None:
     index = VectorIndex(_windows(1), 4)
     with pytest.raises(ValueError, match="shape"):
         rank(index.snapshot(), np.ones(3, dtype=np.float32), 1)
+
+
+@given(arrays(np.float32, st.integers(1, 40), elements=st.sampled_from([-np.inf, 0.5, 1.0, 2.5, 7.0])))
+def test_a_lexical_answer_ranks_every_windows_score_and_only_the_windows_it_retrieved(
+    scores: np.ndarray,
+) -> None:
+    """A BM25 run's index has no vectors (dimension 0): its answer is each window's score, -inf for a
+    window sharing no word; the ranking is the brute-force one over the others, marked not cosine."""
+    windows = [Window("a.md", Unit.CHARS, n, n * 10, n * 10 + 10, n + 1, n + 1) for n in range(len(scores))]
+    index = VectorIndex(windows, 0)
+    index.fill(range(len(windows)), np.zeros((len(windows), 0), np.float32))
+    result = rank_answer(index.snapshot(), scores, 5)
+    retrieved = [row for row in range(len(scores)) if np.isfinite(scores[row])]
+    expected = sorted(retrieved, key=lambda row: (-float(scores[row]), row))[:5]
+    assert [hit.row for hit in result.hits] == expected
+    assert not result.cosine and result.ranked_count == len(retrieved)
+    if result.hits:
+        assert result.bar_fraction(result.hits[0].score) == 1.0
+    with pytest.raises(ValueError, match="lexical scores"):
+        rank_answer(index.snapshot(), np.append(scores, 1.0), 5)  # another window set's answer

@@ -25,7 +25,7 @@ def test_a_row_keeps_the_file_name_and_line_range_whole(
 ) -> None:
     path = "/".join([*folders, name + ".py"])
     window = Window(path, Unit.CHARS, 0, 0, 10, 544, 576)
-    row = _hit_line(Hit(1, 0.5, window, 0), moved, width)
+    row = _hit_line(Hit(1, 0.5, window, 0), 0.5, moved, width)
     lines = row.plain.split("\n")[1:]
     citation = name + ".py:L544-L576"
     # Whole: the name starts the citation, after a folder's slash or a space, never mid-name.
@@ -38,5 +38,5 @@ def test_a_row_keeps_the_file_name_and_line_range_whole(
 def test_the_issue_s_two_files_read_as_two() -> None:
     """At 160 columns `…_applications.py` beside `…/applications.py` read as one file."""
     test_file = Window("tests/test_applications.py", Unit.CHARS, 0, 0, 10, 544, 576)
-    line = _hit_line(Hit(3, 0.41, test_file, 0), "new (A #12)", 40).plain
+    line = _hit_line(Hit(3, 0.41, test_file, 0), 0.41, "new (A #12)", 40).plain
     assert "test_applications.py:L544-L576" in line

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
-from raglens.configuration import BM25_MODEL, BM25_NOT_IN_EXPLORER, RetrievalConfig, config_from_fields
+from raglens.configuration import RetrievalConfig, config_from_fields
 from raglens.errors import BadInputError
 from raglens.ui.screens.form_rows import text_row, unit_row
 
@@ -79,9 +79,6 @@ class VersusScreen(ModalScreen[VersusChoice | None]):
             config = self._config()
         except BadInputError as error:
             self.query_one("#versus-error", Static).update(Text(str(error), style="bold red"))
-            return
-        if config.model == BM25_MODEL:
-            self.query_one("#versus-error", Static).update(Text(BM25_NOT_IN_EXPLORER, style="bold red"))
             return
         if config == self._a:
             self.query_one("#versus-error", Static).update(

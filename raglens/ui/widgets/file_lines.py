@@ -153,6 +153,9 @@ class FileLines(ScrollView, can_focus=True):
         """With wrap on, which row shows which piece of which line."""
         self._last_wrapped: tuple[int, list[Text]] | None = None
         """The rows of the last wrapped line drawn: its other rows are usually drawn next."""
+        self._anchor: tuple[int, int] | None = None
+        """The line raglens last scrolled to the top, and the row that left the view at; None once the
+        user scrolls. Wrapped again at another width, the view goes back to that line."""
 
     @property
     def layout_shown(self) -> FileLayout | None:
@@ -199,7 +202,16 @@ class FileLines(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         if self.wrap and self._layout is not None:
+            anchor = self._anchor
             self._lay_out_rows()
+            if anchor is not None and round(self.scroll_y) == anchor[1]:
+                # Nobody scrolled since: the rows changed under the view, the line it was brought to did not.
+                self.scroll_to_line(anchor[0])
+
+    def scroll_to_line(self, number: int) -> None:
+        """Bring line ``number`` (1-based) to the top of the view, or as near as the end of the file lets."""
+        self.scroll_to(x=0, y=self.row_of_line(number), animate=False, force=True)
+        self._anchor = (number, round(self.scroll_y))
 
     def row_of_line(self, number: int) -> int:
         """The row on which line ``number`` (1-based) starts."""
@@ -218,6 +230,7 @@ class FileLines(ScrollView, can_focus=True):
         self._strips.clear()
         self.virtual_size = Size(max((line.cell_len for line in self._note), default=0), len(self._note))
         self.scroll_to(0, 0, animate=False, force=True)
+        self._anchor = None
         self.refresh()
 
     def shown_text(self, number: int) -> str:

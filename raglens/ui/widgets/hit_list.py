@@ -54,6 +54,9 @@ class HitExcerpt:
     """What of the query the window contains literally (``contains drain_jobs``), if anything."""
     noise_mark: str = ""
     """``within noise`` or ``undecided`` (near the noise band's edge); empty above it or unjudged."""
+    bar: float | None = None
+    """How full the score's bar is (``SearchResult.bar_fraction``): a BM25 score over the top one;
+    None draws the cosine itself."""
 
     def hidden(self, expanded: bool) -> int:
         """How many lines the preview leaves out."""
@@ -68,6 +71,7 @@ def hit_excerpt(
     stale: bool = False,
     literal: str = "",
     noise_mark: str = "",
+    bar: float | None = None,
 ) -> HitExcerpt:
     """The window's lines, made printable, syntax-coloured by its file's kind, the query's words marked.
 
@@ -82,7 +86,9 @@ def hit_excerpt(
         coloured.stylize(QUERY_WORD_STYLE, start, end)
         word_lines.add(bisect_right(line_starts, start) - 1)
     lines = tuple(coloured.split("\n", allow_blank=True))[: len(shown)]
-    return HitExcerpt(lines, hit.window.line_start, tuple(sorted(word_lines)), stale, literal, noise_mark)
+    return HitExcerpt(
+        lines, hit.window.line_start, tuple(sorted(word_lines)), stale, literal, noise_mark, bar
+    )
 
 
 def _markers(lines: HitExcerpt) -> list[Text]:
@@ -203,7 +209,7 @@ def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None, *, expanded:
     fitting = [w for w in BAR_WIDTHS if width is None or text.cell_len + w + 2 + shortest <= width]
     bar = fitting[0] if fitting else BAR_WIDTHS[-1]
     if fitting or width is None or width >= NARROW_BELOW:
-        text.append(similarity_bar(hit.score, bar), style="cyan")
+        text.append(similarity_bar(hit.score if lines.bar is None else lines.bar, bar), style="cyan")
         text.append("  ")
     for part in _heading_rest(path, line_range, _markers(lines), width, text.cell_len):
         text.append_text(part)

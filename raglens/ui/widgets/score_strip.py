@@ -32,6 +32,7 @@ def strip_text(
     versus: ScoreProfile | None = None,
     pins_elsewhere: str | None = None,
     unfolded: bool = False,
+    cosine: bool = True,
 ) -> Text:
     """The histogram with its marks, one line on the scores and noise, then straddles and identity.
 
@@ -41,7 +42,8 @@ def strip_text(
     axis (in magenta, as B is everywhere). ``pins_elsewhere`` is the question the pins were made for,
     when it is not this one: they are not ranked here, and the strip says whose they are. In a pane
     under COMPACT_BELOW columns each finding takes one line, cut with "…", unless ``unfolded`` (i):
-    at 80x24 wrapped findings took 9-12 rows and left one hit in view.
+    at 80x24 wrapped findings took 9-12 rows and left one hit in view. Scores that are not ``cosine``
+    (BM25) have no fixed axis: no histogram, no noise band, one line saying so, then the findings.
     """
     from raglens.diagnostics.describe import (
         SCALE_LABELS,
@@ -53,6 +55,11 @@ def strip_text(
 
     low, high = SCALE_LABELS
     text = Text(no_wrap=False)
+    if not cosine:
+        text.append(LEXICAL_SCALE_COMPACT if width is not None and width < COMPACT_BELOW else LEXICAL_SCALE)
+        text.stylize("dim")
+        _append_findings(text, _findings(diagnostics, k, pins_elsewhere), width, unfolded)
+        return text
     text.append(f"{low} ", style="dim")
     text.append(distribution_line(diagnostics.profile), style="cyan")
     text.append(f" {high}", style="dim")
@@ -70,7 +77,6 @@ def strip_text(
         text.append("\n" + indent)
         text.append(marker_line(versus, None), style="magenta")
     compact = width is not None and width < COMPACT_BELOW  # a narrow pane: the findings need the room
-    folded = compact and not unfolded
     findings: list[tuple[str, str]] = [
         (describe_profile(diagnostics.profile, k, compact=compact), "dim"),
         (
@@ -78,7 +84,17 @@ def strip_text(
             "yellow" if diagnostics.unread_language else "dim",
         ),
     ]
-    findings += [(printable("straddle: " + s.describe()), "yellow") for s in diagnostics.straddles[:2]]
+    _append_findings(text, findings + _findings(diagnostics, k, pins_elsewhere), width, unfolded)
+    return text
+
+
+LEXICAL_SCALE = "BM25 scores have no fixed scale: bars run to the top score; no histogram, no noise band"
+LEXICAL_SCALE_COMPACT = "BM25: no fixed scale, no noise band"
+
+
+def _findings(diagnostics: QueryDiagnostics, k: int, pins_elsewhere: str | None) -> list[tuple[str, str]]:
+    """The findings of any ranking, dense or lexical: straddles, pinned answers, a literal identifier."""
+    findings = [(printable("straddle: " + s.describe()), "yellow") for s in diagnostics.straddles[:2]]
     for expected in diagnostics.expected:
         found = expected.rank is not None and expected.rank <= k
         findings.append((printable(expected.describe(k)), "bold green" if found else "bold red"))
@@ -86,6 +102,13 @@ def strip_text(
         findings.append((printable(f"pinned for: {pins_elsewhere!r}, not this question (u unpins)"), "dim"))
     if diagnostics.identifier is not None:
         findings.append((printable("literal: " + diagnostics.identifier.describe()), "yellow"))
+    return findings
+
+
+def _append_findings(text: Text, findings: list[tuple[str, str]], width: int | None, unfolded: bool) -> None:
+    """One finding a line; in a pane under COMPACT_BELOW columns each is cut to one line unless
+    ``unfolded``."""
+    folded = width is not None and width < COMPACT_BELOW and not unfolded
     for line, style in findings:
         finding = Text(line, style=style)
         if folded and width is not None and finding.cell_len > width:
@@ -93,10 +116,10 @@ def strip_text(
             finding.append(UNFOLD_HINT, style="dim")
         text.append("\n")
         text.append_text(finding)
-    return text
 
 
-StripContent = tuple["QueryDiagnostics", tuple["Hit", ...], int]
+StripContent = tuple["QueryDiagnostics", tuple["Hit", ...], int, bool]
+"""What the strip draws: the diagnostics, the hits, k, and whether the scores are cosines."""
 
 
 class ScoreStrip(FittedText[StripContent]):
@@ -131,8 +154,10 @@ class ScoreStrip(FittedText[StripContent]):
             self._pins_elsewhere = question
             self.refresh(layout=True)
 
-    def show_diagnostics(self, diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int) -> None:
-        self.present((diagnostics, hits, k))
+    def show_diagnostics(
+        self, diagnostics: QueryDiagnostics, hits: tuple[Hit, ...], k: int, cosine: bool = True
+    ) -> None:
+        self.present((diagnostics, hits, k, cosine))
 
     @property
     def settled(self) -> bool:
@@ -142,8 +167,12 @@ class ScoreStrip(FittedText[StripContent]):
     def text_for(self, width: int | None) -> Text:
         if self.source is None:
             return Text()
+        diagnostics, hits, k, cosine = self.source
         return strip_text(
-            *self.source,
+            diagnostics,
+            hits,
+            k,
+            cosine=cosine,
             width=width,
             versus=self._versus,
             pins_elsewhere=self._pins_elsewhere,

@@ -44,7 +44,9 @@ def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | 
     )
     text.append("\n" + overlap, style="dim")
     for hit, movement in zip(result.hits, comparison.b, strict=True):
-        text.append_text(_hit_line(hit, movement.describe(k, side="b"), width))
+        text.append_text(
+            _hit_line(hit, result.bar_fraction(hit.score), movement.describe(k, side="b"), width)
+        )
     moves = " · ".join(f"{m.rank} {m.describe(k, side='a')}" for m in comparison.a)
     text.append(f"\nA's hits in B: {moves}", style="dim")
     for move in ranking.expected:
@@ -52,26 +54,26 @@ def versus_text(title: str, ranking: VersusRanking | None, k: int, width: int | 
     return text
 
 
-def _hit_line(hit: Hit, moved: str, width: int | None) -> Text:
+def _hit_line(hit: Hit, bar: float, moved: str, width: int | None) -> Text:
     """One of B's hits: rank, score, bar, citation and movement on one line where the citation keeps
     its file name whole; else without the bar, then with the movement on a line of its own, then the
     citation too (folders shortened, never the file name: ``…_applications.py`` beside
     ``…/applications.py`` read as one file). A file name wider than the whole pane is the one case
-    left: it wraps."""
+    left: it wraps. ``bar`` is how full the bar is: the cosine, or a BM25 score over the top one."""
     window = hit.window
     line_range = f":L{window.line_start}-L{window.line_end}"
     path = printable_name(window.path)
     head = Text(f"{hit.rank:>2} ", style="bold")
     head.append(f"{hit.score:.3f} ", style="bold cyan")
     if width is None:
-        head.append(similarity_bar(hit.score, BAR_WIDTH) + " ", style="cyan")
+        head.append(similarity_bar(bar, BAR_WIDTH) + " ", style="cyan")
         head.append(path + line_range, style="green")
         head.append(f"  {moved}", style="magenta")
         return Text("\n") + head
     shortest = len(shortest_citation(path, line_range))
     with_bar = width >= BAR_FROM and width - head.cell_len - BAR_WIDTH - 1 - len(moved) - 2 >= shortest
     if with_bar:
-        head.append(similarity_bar(hit.score, BAR_WIDTH) + " ", style="cyan")
+        head.append(similarity_bar(bar, BAR_WIDTH) + " ", style="cyan")
     room = width - head.cell_len
     if room - len(moved) - 2 >= shortest:
         head.append(fit_citation(path, line_range, room - len(moved) - 2), style="green")

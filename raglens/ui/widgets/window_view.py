@@ -152,12 +152,9 @@ class WindowView(Widget):
         if not scroll:
             return
         # Forced: the scrollbars of a layout just set are not known yet, and would refuse the scroll.
-        top = (
-            file_lines.row_of_line(max(windows[current].line_start - 3, 1))
-            if current is not None and windows
-            else 0
+        file_lines.scroll_to_line(
+            max(windows[current].line_start - 3, 1) if current is not None and windows else 1
         )
-        file_lines.scroll_to(x=0, y=top, animate=False, force=True)
 
     def _draw_header(self) -> None:
         """The header for the file shown, in its short form in a narrow pane (redrawn on a resize)."""

@@ -1,0 +1,93 @@
+"""The embedding process's side for a BM25 configuration: index each window set's tokens, score questions.
+
+A lexical run speaks the embedding process's protocol, so the explorer drives it as it drives a model
+(restarts, window sets, questions): its ModelReady says ``lexical``; a window set is indexed whole
+(BM25's weights need every window) and reported as read in full, with no vectors; a question's answer
+is every window's BM25 score (-inf where it shares no token), of the window set indexed last. The
+tokenising of a large corpus takes seconds of pure Python: here, it never holds the app's GIL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+from multiprocessing.connection import Connection
+
+import numpy as np
+
+from raglens.bm25_index import BM25_ENGINE, BM25Scorer, identifier_tokens
+from raglens.embedding_events import (
+    EmbedFirst,
+    EmbedQuery,
+    IndexWindows,
+    ModelReady,
+    ProcessEvent,
+    QueryEmbedded,
+    ReadingExtent,
+    Request,
+    ServerConfig,
+    Shutdown,
+    VectorsEmbedded,
+    WindowsDone,
+)
+
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # pragma: no cover
+    from typing_extensions import assert_never
+
+
+class LexicalServer:
+    """A BM25 configuration's process state: the window set indexed last, and questions waiting for one."""
+
+    def __init__(self, connection: Connection, config: ServerConfig) -> None:
+        self._connection = connection
+        self._sending = threading.Lock()
+        self._config = config
+        self._scorer: BM25Scorer | None = None
+        self._waiting: list[EmbedQuery] = []
+        """Questions asked before any window set was indexed: answered once one is."""
+
+    def send(self, event: ProcessEvent) -> None:
+        with self._sending:
+            self._connection.send(event)
+
+    def serve(self) -> None:
+        """Answer requests until shutdown or a closed pipe."""
+        self.send(ModelReady(**dataclasses.asdict(BM25_ENGINE)))
+        while True:
+            request: Request = self._connection.recv()
+            match request:
+                case IndexWindows():
+                    self._index(request)
+                case EmbedQuery():
+                    self._answer(request)
+                case EmbedFirst():
+                    pass  # a set is indexed whole, at once: no row comes before another
+                case Shutdown():
+                    return
+                case ServerConfig():
+                    raise TypeError("the process was configured already")
+                case _:
+                    assert_never(request)
+
+    def close(self) -> None:
+        """Nothing to release: a lexical run keeps no cache and no engine."""
+
+    def _index(self, request: IndexWindows) -> None:
+        texts = request.texts
+        self._scorer = BM25Scorer(texts)
+        extents = tuple(ReadingExtent(len(identifier_tokens(text)), len(text)) for text in texts)
+        rows = tuple(range(len(texts)))
+        self.send(VectorsEmbedded(request.generation, rows, np.zeros((len(texts), 0), np.float32), extents))
+        self.send(WindowsDone(request.generation))
+        waiting, self._waiting = self._waiting, []
+        for question in waiting:
+            self._answer(question)
+
+    def _answer(self, request: EmbedQuery) -> None:
+        if self._scorer is None:
+            self._waiting.append(request)
+            return
+        self.send(QueryEmbedded(request.query_id, self._scorer.scores(request.text)))

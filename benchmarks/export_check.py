@@ -17,8 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from raglens.export_witness import sha256_of
-from raglens.fingerprint import fingerprint_model
+from raglens.fingerprint import fingerprint_model, sha256_of_file
 from raglens.onnx_model import OnnxEmbedder, export_model, export_path, load_exported
 
 
@@ -45,7 +44,7 @@ def main() -> None:
         proven.append(time.perf_counter() - started)
         assert embedder is not None, "the export passed its check"
     started = time.perf_counter()
-    sha256_of(path)
+    sha256_of_file(path)
     hashing = time.perf_counter() - started
     bare_ms, proven_ms = statistics.median(bare) * 1e3, statistics.median(proven) * 1e3
     print(f"cpu count {os.cpu_count()}, {args.rounds} rounds, export {path.stat().st_size / 1e6:.1f} MB")

@@ -11,7 +11,6 @@ size and modification time. Every open compares the export against it (see
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import tempfile
@@ -19,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from raglens.fingerprint import sha256_of_file
 
 WITNESS_TEXTS = (
     "how are failed jobs retried?",
@@ -64,20 +65,11 @@ def witness_path(export: Path) -> Path:
     return export.with_name(export.name + ".witness.json")
 
 
-def sha256_of(path: Path) -> str:
-    """The sha256 of the file at ``path``, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def witness_of(export: Path, texts: tuple[str, ...], vectors: np.ndarray) -> ExportWitness:
     """The witness of the file at ``export``, whose vectors of ``texts`` the model gives as ``vectors``."""
     stat = export.stat()
     rows = np.asarray(vectors, dtype=np.float32)
-    return ExportWitness(texts, rows, sha256_of(export), stat.st_size, stat.st_mtime_ns)
+    return ExportWitness(texts, rows, sha256_of_file(export), stat.st_size, stat.st_mtime_ns)
 
 
 def write_witness(export: Path, witness: ExportWitness) -> None:

@@ -29,12 +29,11 @@ from raglens.export_witness import (
     ExportWitness,
     largest_difference,
     read_witness,
-    sha256_of,
     witness_of,
     witness_path,
     write_witness,
 )
-from raglens.fingerprint import ModelFingerprint
+from raglens.fingerprint import ModelFingerprint, sha256_of_file
 from raglens.locations import ONNX_FOLDER
 from raglens.onnx_graph import fuse
 from raglens.tokens import TokenCounter, load_tokenizer
@@ -426,7 +425,7 @@ def open_proven(path: Path, fingerprint: ModelFingerprint, witness: ExportWitnes
     90 MB); its vectors of the witness texts are computed on every open (a few ms).
     """
     if not witness.matches_identity(path):
-        if sha256_of(path) != witness.sha256:
+        if sha256_of_file(path) != witness.sha256:
             raise ExportRejected("its bytes are not the ones checked when it was made")
         with contextlib.suppress(OSError):  # the same bytes, touched or copied: hash once, not each time
             write_witness(path, witness.with_identity_of(path))

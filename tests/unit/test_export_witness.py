@@ -18,11 +18,11 @@ from raglens import onnx_model
 from raglens.export_witness import (
     largest_difference,
     read_witness,
-    sha256_of,
     witness_of,
     witness_path,
     write_witness,
 )
+from raglens.fingerprint import sha256_of_file
 
 FLOATS = st.floats(width=32, allow_nan=False, allow_infinity=False)
 
@@ -40,7 +40,7 @@ def _round_trip(export: Path, vectors: np.ndarray) -> None:
     write_witness(export, witness)
     back = read_witness(export)
     assert back is not None
-    assert back.texts == ("one", "two") and back.sha256 == sha256_of(export)
+    assert back.texts == ("one", "two") and back.sha256 == sha256_of_file(export)
     assert back.vectors.tobytes() == vectors.astype(np.float32).tobytes(), "JSON keeps float32 exactly"
     assert back.matches_identity(export)
 

@@ -14,7 +14,7 @@ token. No stop words are removed and no stemming is done.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -95,6 +95,22 @@ class BM25Index:
         """The ``k`` best windows for ``query`` by BM25 score, equal scores in corpus order; only
         windows that share a token with it are ranked, so there may be fewer than ``k``."""
         return rank_all(self.scores(query), self.windows, k, cosine=False)
+
+
+def lazy_bm25_ranker(
+    windows: Sequence[Window], texts: Mapping[str, str]
+) -> Callable[[str, int], SearchResult]:
+    """BM25's ranking over ``windows``, its index built on the first question only: tokenising every
+    window is seconds of pure Python on a large corpus, and most callers never ask (the failure lab
+    asks only for an exact symbol)."""
+    built: list[BM25Index] = []
+
+    def ranked(query: str, k: int) -> SearchResult:
+        if not built:
+            built.append(BM25Index(windows, texts))
+        return built[0].search(query, k)
+
+    return ranked
 
 
 BM25_ENGINE = EngineInfo(

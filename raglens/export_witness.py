@@ -3,9 +3,9 @@
 An export is checked against sentence-transformers when it is made; a file damaged afterwards (a bad
 disk, a careless edit, a copy from a machine with another onnxruntime) would otherwise be trusted
 for ever, rank garbage under the label "exact" and have its vectors stored. The witness is kept
-beside the export, as JSON: the texts, the model's fp32 vectors of them, and the export's sha256,
-size and modification time. Every open compares the export against it (see
-``raglens.onnx_model.load_exported``); no torch is needed for that.
+beside the export, as JSON: the texts, the model's fp32 vectors of them, and the export's size and
+sha256. Every open compares the export against it, bytes and vectors (see
+``raglens.onnx_model.open_proven``); no torch is needed for that.
 """
 
 from __future__ import annotations
@@ -21,12 +21,10 @@ import numpy as np
 
 from raglens.fingerprint import sha256_of_file
 
-WITNESS_TEXTS = (
-    "how are failed jobs retried?",
-    "def drain(queue): # Wie starte ich einen Worker? 工作は",
-)
-"""Short (under 30 tokens, so no token limit cuts them), in prose, code and other scripts. Two, run
-one at a time: each costs 3-5 ms on one thread here; three in one padded batch cost 15 ms."""
+WITNESS_TEXTS = ("def drain(queue): # how are failed jobs retried? Wie starte ich einen Worker? 工作は",)
+"""One short text (under 40 tokens, so no token limit cuts it) in code, prose and two other scripts:
+every byte of the export is hashed besides, so the vectors need only show that this onnxruntime on this
+CPU computes what the model does (6 ms on one thread here; each further text costs 3-5 ms)."""
 
 WITNESS_TOLERANCE = 1e-5
 """The most any component of an export's witness vector may differ from the model's fp32 one.
@@ -35,29 +33,19 @@ Measured here: a sound export differs by at most 1.3e-7 (fp32 sums in another or
 its weights multiplied by -3 by 0.24.
 """
 
-WITNESS_FORMAT = 1
+WITNESS_FORMAT = 2
+"""2: no modification time (every open hashes the bytes: bit rot keeps the time)."""
 
 
 @dataclass(frozen=True, eq=False)
 class ExportWitness:
-    """The model's vectors of the witness texts, and the identity of the export they vouch for."""
+    """The model's vectors of the witness texts, and the bytes of the export they vouch for."""
 
     texts: tuple[str, ...]
     vectors: np.ndarray
     """The model's own unit vectors of ``texts`` (fp32, sentence-transformers), one row each."""
     sha256: str
     size: int
-    mtime_ns: int
-
-    def matches_identity(self, export: Path) -> bool:
-        """Whether ``export`` has the size and modification time it had when its sha256 was taken."""
-        stat = export.stat()
-        return (stat.st_size, stat.st_mtime_ns) == (self.size, self.mtime_ns)
-
-    def with_identity_of(self, export: Path) -> ExportWitness:
-        """This witness for the same bytes at ``export``'s current size and modification time."""
-        stat = export.stat()
-        return ExportWitness(self.texts, self.vectors, self.sha256, stat.st_size, stat.st_mtime_ns)
 
 
 def witness_path(export: Path) -> Path:
@@ -67,9 +55,8 @@ def witness_path(export: Path) -> Path:
 
 def witness_of(export: Path, texts: tuple[str, ...], vectors: np.ndarray) -> ExportWitness:
     """The witness of the file at ``export``, whose vectors of ``texts`` the model gives as ``vectors``."""
-    stat = export.stat()
     rows = np.asarray(vectors, dtype=np.float32)
-    return ExportWitness(texts, rows, sha256_of_file(export), stat.st_size, stat.st_mtime_ns)
+    return ExportWitness(texts, rows, sha256_of_file(export), export.stat().st_size)
 
 
 def write_witness(export: Path, witness: ExportWitness) -> None:
@@ -81,7 +68,6 @@ def write_witness(export: Path, witness: ExportWitness) -> None:
         "vectors": [[float(value) for value in row] for row in witness.vectors],
         "sha256": witness.sha256,
         "size": witness.size,
-        "mtime_ns": witness.mtime_ns,
     }
     target = witness_path(export)
     handle, name = tempfile.mkstemp(dir=target.parent, prefix=".witness-", suffix=".partial")
@@ -105,9 +91,7 @@ def read_witness(export: Path) -> ExportWitness | None:
         vectors = np.asarray(document["vectors"], dtype=np.float32)
         if vectors.ndim != 2 or len(vectors) != len(texts) or not texts:
             return None
-        return ExportWitness(
-            texts, vectors, str(document["sha256"]), int(document["size"]), int(document["mtime_ns"])
-        )
+        return ExportWitness(texts, vectors, str(document["sha256"]), int(document["size"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 

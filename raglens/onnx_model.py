@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -154,7 +155,11 @@ def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
             difference = largest_difference(witnessed, _witness_vectors(candidate, fingerprint))
             if agreement >= AGREEMENT and difference <= WITNESS_TOLERANCE:
                 write_witness(target, witness_of(candidate, WITNESS_TEXTS, witnessed))
-                os.replace(candidate, target)  # a rename keeps the size and time the witness holds
+                try:
+                    os.replace(candidate, target)
+                except OSError:  # abandoned meanwhile (the process is stopping): no witness of nothing
+                    witness_path(target).unlink(missing_ok=True)
+                    raise
                 _remove_older_versions(target.parent, fingerprint)
                 return
             failures.append(f"{candidate.name}: cosine {agreement:.6f}, witness off by {difference:.1e}")
@@ -409,6 +414,8 @@ def load_exported(
     try:
         return open_proven(path, fingerprint, witness)
     except ExportRejected as rejected:
+        if not path.exists():
+            return None  # set aside or replaced by another raglens meanwhile: it said so, or it was new
         aside = set_aside(path)
         where = f"moved it to {aside.name}" if aside is not None else "could not move it"
         on_warning(
@@ -421,19 +428,43 @@ def load_exported(
 def open_proven(path: Path, fingerprint: ModelFingerprint, witness: ExportWitness) -> OnnxEmbedder:
     """Open the export at ``path`` and prove it against ``witness``, or raise ExportRejected.
 
-    Its bytes are hashed only when its size or time changed since the witness was taken (~0.1 s for
-    90 MB); its vectors of the witness texts are computed on every open (a few ms).
+    Its bytes are hashed on every open (a bad disk changes bytes and keeps the file's time), in a
+    thread while onnxruntime loads it; its vectors of the witness texts are computed then (a few ms).
     """
-    if not witness.matches_identity(path):
-        if sha256_of_file(path) != witness.sha256:
-            raise ExportRejected("its bytes are not the ones checked when it was made")
-        with contextlib.suppress(OSError):  # the same bytes, touched or copied: hash once, not each time
-            write_witness(path, witness.with_identity_of(path))
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise ExportRejected(f"it cannot be read ({error.strerror or error})") from None
+    if size != witness.size:
+        raise ExportRejected(
+            f"it has {size:,} bytes where the one checked when it was made had {witness.size:,}"
+        )
+    hashed: list[str | OSError] = []
+
+    def hash_bytes() -> None:
+        try:
+            hashed.append(sha256_of_file(path))
+        except OSError as error:
+            hashed.append(error)
+
+    hasher = threading.Thread(target=hash_bytes, name="raglens-export-hash", daemon=True)
+    hasher.start()
+    embedder: OnnxEmbedder | None = None
+    difference, load_error = float("inf"), ""
     try:
         embedder = OnnxEmbedder(path, fingerprint)
+        difference = largest_difference(witness.vectors, embedder.whole_vectors(witness.texts))
     except ModelLoadError as error:
-        raise ExportRejected(str(error).splitlines()[0]) from None
-    difference = largest_difference(witness.vectors, embedder.whole_vectors(witness.texts))
+        load_error = str(error).splitlines()[0]
+    finally:
+        hasher.join()
+    (digest,) = hashed
+    if isinstance(digest, OSError):
+        raise ExportRejected(f"it cannot be read ({digest.strerror or digest})")
+    if digest != witness.sha256:  # the most precise verdict: said before what the bytes then did
+        raise ExportRejected("its bytes are not the ones checked when it was made")
+    if embedder is None:
+        raise ExportRejected(load_error)
     if difference > WITNESS_TOLERANCE:
         raise ExportRejected(
             f"its vectors differ from the model's by up to {difference:.2g}; at most {WITNESS_TOLERANCE:g} "

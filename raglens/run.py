@@ -197,12 +197,16 @@ class ConfigurationRun:
         self.embed_started = time.monotonic()
 
     def _resend_windows(self) -> None:
-        """Send the window set again to a restarted process: the cache serves what was embedded."""
+        """Send the window set again to a restarted process: the cache serves what was embedded.
+
+        A complete index needs nothing from a model's new process; a lexical run's new process has no
+        index until it is sent the windows, and would hold every question until then.
+        """
         if self.process is None or self._sent_to is self.process or self.corpus is None or not self.windows:
             return
         if self._cutting:
             return  # the windows being cut go to it once they are
-        if self._unsent is None and self.index is not None and self.index.is_complete:
+        if self._unsent is None and self.index is not None and self.index.is_complete and not self.lexical:
             return
         if self._unsent is None:
             from raglens.windows import window_texts

@@ -242,9 +242,10 @@ class VectorCache:
                 extent = ReadingExtent(token_count, chars_read)
                 found[bytes(key)] = CachedVector(vector, extent, stored)
         if damaged:
+            after = "replaced" if self.writable else "kept in memory only (the cache cannot be written)"
             self.warnings.append(
                 f"{damaged:,} stored vector(s) in {self.path} were damaged (not {dimension} finite numbers "
-                "of unit length); they are embedded again and replaced"
+                f"of unit length); they are embedded again and {after}"
             )
         return found
 

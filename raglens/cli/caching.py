@@ -21,9 +21,15 @@ from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
 
 
 def onnx_exports(directory: Path) -> list[tuple[Path, int]]:
-    """The ONNX exports in the cache folder ``directory`` and their sizes in bytes, largest first."""
+    """The ONNX exports in the cache folder ``directory`` and their sizes in bytes, largest first; an
+    export that failed its check (``*.onnx.rejected``, kept to be looked at) is listed too."""
+    folder = directory / ONNX_FOLDER
     try:
-        found = [(path, path.stat().st_size) for path in (directory / ONNX_FOLDER).glob("*.onnx")]
+        found = [
+            (path, path.stat().st_size)
+            for pattern in ("*.onnx", "*.onnx.rejected")
+            for path in folder.glob(pattern)
+        ]
     except OSError:
         return []
     return sorted(found, key=lambda entry: -entry[1])
@@ -72,7 +78,8 @@ def print_info(console: Console, info: CacheInfo, exports: list[tuple[Path, int]
         console.print(line)
     for path, size in exports:
         # What lets a warm start embed queries without torch; made once per model's files.
-        line = Text(f"  onnx export {size / 1e6:.1f} MB", style="bold")
+        kind = "rejected onnx export" if path.suffix == ".rejected" else "onnx export"
+        line = Text(f"  {kind} {size / 1e6:.1f} MB", style="bold")
         line.append(f"  {printable_name(path.name)}", style="dim")
         console.print(line)
 
@@ -130,6 +137,8 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
                     )
                 _report_warnings(cache)
             removed = cleared
+        if args.model is None:
+            _remove_rejected_exports(directory)
         if args.json:
             print(
                 dump({"schema": SCHEMA_VERSION, "path": str(directory / CACHE_FILE_NAME), "removed": removed})
@@ -157,6 +166,19 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
     else:
         print_info(stdout, info, exports)
     return 0
+
+
+def _remove_rejected_exports(directory: Path) -> None:
+    """``cache clear`` of everything also deletes the exports that failed their check (90 MB each),
+    and says so on stderr (stdout may be JSON)."""
+    from raglens.export_witness import witness_path
+
+    for path, size in onnx_exports(directory):
+        if path.suffix == ".rejected":
+            path.unlink(missing_ok=True)
+            witness_path(path).unlink(missing_ok=True)
+            note = f"removed the rejected onnx export {printable_name(path.name)} ({size / 1e6:.1f} MB)"
+            console_for(stderr=True).print(Text(note))
 
 
 def _report_warnings(cache: VectorCache) -> None:

@@ -395,8 +395,9 @@ def _report(stderr: Console, line: str) -> None:
 
 
 def _dispatch(command: str | None, args: argparse.Namespace, stderr: Console) -> int:
-    """Run ``command`` (None: the explorer)."""
-    _refuse_careless_arguments(command, args)
+    """Run ``command`` (None: the explorer, whose configuration checks its arguments itself)."""
+    if command is not None:
+        _refuse_careless_arguments(command, args)
     if command == "files":
         return _run_files(args)
     if command == "cache":

@@ -6,7 +6,7 @@ import argparse
 
 from rich.console import Console
 
-from raglens.bm25_index import BM25Index
+from raglens.bm25_index import lazy_bm25_ranker
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump, model_document, parameters_document
 from raglens.cli.lab_documents import probe_document
@@ -53,7 +53,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
             plan,
             noise_floor_of(prepared),
             languages_of(config.model, args.embedder_factory),
-            BM25Index(retriever.windows, texts).search,
+            lazy_bm25_ranker(retriever.windows, texts),
         )
         results = run_probes(context, args.probes)
     if json_mode:

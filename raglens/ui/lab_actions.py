@@ -304,7 +304,7 @@ class LabActions(ExplorerScreen):
     ) -> None:
         """Choose the probes, have the process embed their questions and the control questions, then
         rank each one and measure the noise band as search does."""
-        from raglens.bm25_index import BM25Index
+        from raglens.bm25_index import lazy_bm25_ranker
         from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, measure_noise_floor
         from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
         from raglens.model_languages import languages_of
@@ -322,7 +322,7 @@ class LabActions(ExplorerScreen):
             return rank(index, vectors[query], top)  # every query was embedded first: a KeyError is a bug
 
         noise = measure_noise_floor(index, vectors.__getitem__)
-        lexical = BM25Index(index.windows, corpus.texts()).search  # the exact symbol's ranks beside BM25's
+        lexical = lazy_bm25_ranker(index.windows, corpus.texts())  # only the exact symbol asks BM25
         context = ProbeContext(
             corpus.texts(), index.windows, ranked, k, model_label, plan, noise, languages_of(*model), lexical
         )

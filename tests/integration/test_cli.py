@@ -309,6 +309,15 @@ def test_cache_info_and_clear_without_the_model(capsys: pytest.CaptureFixture[st
     assert json.loads(out)["onnx_exports"] == [
         {"path": str(tmp_path / "onnx" / "abc-v2.onnx"), "size_bytes": 2_500_000}
     ]
+    rejected = tmp_path / "onnx" / "abc-v3.onnx.rejected"
+    rejected.write_bytes(b"\0" * 1_500_000)
+    (tmp_path / "onnx" / "abc-v3.onnx.rejected.witness.json").write_text("{}")
+    code, out, _ = run_main(capsys, "cache", "info", "--cache-dir", str(tmp_path))
+    assert "rejected onnx export 1.5 MB  abc-v3.onnx.rejected" in out, "what failed its check takes room too"
+    code, out, err = run_main(capsys, "cache", "clear", "--json", "--cache-dir", str(tmp_path))
+    assert code == 0 and json.loads(out)["removed"] == 3, "model-b's vectors"
+    assert "removed the rejected onnx export abc-v3.onnx.rejected (1.5 MB)" in err
+    assert sorted(p.name for p in (tmp_path / "onnx").iterdir()) == ["abc-v2.onnx"], "a sound export stays"
 
 
 @pytest.mark.model

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +18,14 @@ from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding import SentenceTransformerEmbedder
 from raglens.embedding_events import CacheTrouble, EngineTrouble, ModelChoice, ModelReady
 from raglens.embedding_process import EmbeddingProcess
-from raglens.export_witness import WITNESS_TEXTS, read_witness, witness_path
-from raglens.fingerprint import ModelFingerprint, fingerprint_model
+from raglens.export_witness import (
+    WITNESS_TEXTS,
+    largest_difference,
+    read_witness,
+    witness_path,
+    write_witness,
+)
+from raglens.fingerprint import ModelFingerprint, fingerprint_model, sha256_of_file
 from raglens.onnx_model import OnnxEmbedder, export_model, export_path, load_exported
 from raglens.windows import WindowParams, cut_corpus, window_texts
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
@@ -107,27 +114,72 @@ def test_the_export_keeps_a_witness_and_proves_itself_each_open(
     cache_dir, fingerprint = exported
     witness = read_witness(export_path(cache_dir, fingerprint))
     assert witness is not None and witness.texts == WITNESS_TEXTS
-    assert witness.matches_identity(export_path(cache_dir, fingerprint))
+    export = export_path(cache_dir, fingerprint)
+    assert (witness.size, witness.sha256) == (export.stat().st_size, sha256_of_file(export))
     np.testing.assert_allclose(witness.vectors, real_embedder.encode(list(WITNESS_TEXTS)), atol=1e-6)
     warnings: list[str] = []
     assert load_exported(cache_dir, fingerprint, on_warning=warnings.append) is not None
     assert warnings == []
 
 
-def test_damage_that_keeps_the_files_size_and_time_is_caught_by_its_vectors(
-    exported: tuple[Path, ModelFingerprint], tmp_path: Path
+@pytest.mark.parametrize("where", ["weights at 75%", "ten rare tokens' embedding rows"])
+def test_damage_that_keeps_the_files_size_and_time_is_caught_by_its_bytes(
+    exported: tuple[Path, ModelFingerprint], tmp_path: Path, where: str
 ) -> None:
+    """A bad disk keeps a file's size and time. Damage in rows of the token table that no witness text
+    reads (token ids 26030-26039, 1.5 KB each) changes no witness vector: only the bytes tell."""
     _, fingerprint = exported
     export = _copy_export(exported, tmp_path)
-    _damage(export, keep_time=True)
-    assert read_witness(export) is not None and read_witness(export).matches_identity(export)  # type: ignore[union-attr]
+    if where.startswith("weights"):
+        _damage(export, keep_time=True)
+    else:
+        before = export.stat()
+        data = bytearray(export.read_bytes())
+        table = _token_table_offset(data)
+        start = table + 26030 * 384 * 4
+        data[start : start + 10 * 384 * 4] = (
+            np.random.default_rng(5).standard_normal(3840).astype("<f4").tobytes()
+        )
+        export.write_bytes(bytes(data))
+        os.utime(export, ns=(before.st_atime_ns, before.st_mtime_ns))
+        onnx = OnnxEmbedder(export, fingerprint)
+        witness = read_witness(export)
+        assert witness is not None
+        same = largest_difference(witness.vectors, onnx.whole_vectors(witness.texts))
+        assert same <= 1e-5, "the witness texts cannot see this damage"
     warnings: list[str] = []
     assert load_exported(tmp_path, fingerprint, on_warning=warnings.append) is None
-    assert len(warnings) == 1 and "its vectors differ from the model's by up to" in warnings[0]
+    assert len(warnings) == 1 and "its bytes are not the ones checked when it was made" in warnings[0]
     assert not export.exists() and export.with_name(export.name + ".rejected").exists()
 
 
-def test_an_export_touched_or_copied_with_its_bytes_intact_is_hashed_once_and_used(
+def _token_table_offset(data: bytearray) -> int:
+    """Where the word-embedding table's float32 values start in the export's bytes."""
+    import onnx
+
+    model = onnx.load_from_string(bytes(data))
+    (table,) = [t for t in model.graph.initializer if t.dims == [30522, 384]]
+    offset = bytes(data).find(table.raw_data[:4096])
+    assert offset > 0
+    return offset
+
+
+def test_vectors_off_the_models_are_caught_though_the_bytes_are_the_ones_checked(
+    exported: tuple[Path, ModelFingerprint], tmp_path: Path
+) -> None:
+    """What an export made by another onnxruntime, or run on another CPU, would give: its own bytes,
+    other vectors. Here the witness's vectors are moved by 1e-4 instead."""
+    _, fingerprint = exported
+    export = _copy_export(exported, tmp_path)
+    witness = read_witness(export)
+    assert witness is not None
+    write_witness(export, replace(witness, vectors=witness.vectors + np.float32(1e-4)))
+    warnings: list[str] = []
+    assert load_exported(tmp_path, fingerprint, on_warning=warnings.append) is None
+    assert len(warnings) == 1 and "its vectors differ from the model's by up to 0.0001" in warnings[0]
+
+
+def test_an_export_touched_or_copied_with_its_bytes_intact_is_used(
     exported: tuple[Path, ModelFingerprint], tmp_path: Path
 ) -> None:
     _, fingerprint = exported
@@ -136,8 +188,6 @@ def test_an_export_touched_or_copied_with_its_bytes_intact_is_hashed_once_and_us
     warnings: list[str] = []
     assert load_exported(tmp_path, fingerprint, on_warning=warnings.append) is not None
     assert warnings == []
-    witness = read_witness(export)
-    assert witness is not None and witness.mtime_ns == 10**18, "the next open needs no hash"
 
 
 def test_a_truncated_export_is_set_aside_not_silently_replaced(

@@ -3,6 +3,9 @@ ranking the headless BM25 gives, scores labelled and drawn on their own scale, n
 
 from __future__ import annotations
 
+import os
+import signal
+
 from textual.widgets import Input
 
 from raglens.bm25_index import BM25Index
@@ -125,3 +128,20 @@ async def test_bm25_as_b_in_the_v_form_ranks_beside_the_model() -> None:
         shown = str(app.query_one(VersusHits).render())
         assert shown.startswith("B · bm25") or "bm25" in shown.splitlines()[0], shown.splitlines()[0]
         assert f"{expected.hits[0].score:.3f} ██████████" in shown, "B's top bar runs to the end"
+
+
+async def test_a_bm25_process_killed_is_started_again_and_answers_the_next_question() -> None:
+    """Its new process has no index until it is sent the windows again: without them it held every
+    question for ever."""
+    app = make_app(query=IDENTIFIER, model="bm25")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: bm25_ranked(app, headless_bm25(IDENTIFIER, WindowParams())), "hits")
+        first = app.main.a.process
+        assert first is not None
+        os.kill(first.pid, signal.SIGKILL)
+        await wait_until(
+            pilot, lambda: app.main.a.process is not None and app.main.a.process is not first, "a new process"
+        )
+        question = "how are failed jobs retried?"
+        app.query_one("#query", Input).value = question
+        await wait_until(pilot, lambda: bm25_ranked(app, headless_bm25(question, WindowParams())), "its hits")

@@ -21,11 +21,26 @@ def snapshot_app(**options: Any) -> RaglensApp:
     return app
 
 
+def scrollbars_settled(app: RaglensApp) -> bool:
+    """The window view's scrollbar is drawn for the rows and the scroll the view has now."""
+    from raglens.ui.widgets.file_lines import FileLines
+
+    for view in app.query(FileLines):
+        bar = view.vertical_scrollbar
+        shown = view.show_vertical_scrollbar and view.styles.scrollbar_size_vertical
+        if shown and (bar.window_virtual_size != view.virtual_size.height or bar.position != view.scroll_y):
+            return False
+    return True
+
+
 async def steady(pilot: Pilot[None]) -> None:
-    """No blinking cursor, and every pending refresh drawn."""
+    """No blinking cursor, the scrollbars in step with their views, and every pending refresh drawn."""
     pilot.app.query_one("#query", Input).cursor_blink = False
     await pilot.pause()
-    await pilot.pause()  # a view scrolled back after a re-wrap redraws its scrollbar a frame later
+    app = pilot.app
+    assert isinstance(app, RaglensApp)
+    await wait_until(pilot, lambda: scrollbars_settled(app), "the window view's scrollbar in step with it")
+    await pilot.pause()
 
 
 def test_just_opened_while_the_model_loads(snap_compare: Any) -> None:

@@ -42,28 +42,16 @@ def _round_trip(export: Path, vectors: np.ndarray) -> None:
     assert back is not None
     assert back.texts == ("one", "two") and back.sha256 == sha256_of_file(export)
     assert back.vectors.tobytes() == vectors.astype(np.float32).tobytes(), "JSON keeps float32 exactly"
-    assert back.matches_identity(export)
+    assert back.size == len(b"graph bytes")
 
 
 def test_a_witness_that_cannot_be_read_whole_is_no_witness(tmp_path: Path) -> None:
     export = tmp_path / "model.onnx"
     export.write_bytes(b"graph")
     assert read_witness(export) is None, "none kept"
-    for damaged in ("{", "[]", '{"format": 1}', '{"format": 1, "texts": ["a"], "vectors": [[1, 2], [3, 4]]}'):
+    for damaged in ("{", "[]", '{"format": 2}', '{"format": 2, "texts": ["a"], "vectors": [[1, 2], [3, 4]]}'):
         witness_path(export).write_text(damaged)
         assert read_witness(export) is None, damaged
-
-
-def test_the_identity_follows_the_files_size_and_time(tmp_path: Path) -> None:
-    export = tmp_path / "model.onnx"
-    export.write_bytes(b"graph")
-    witness = witness_of(export, ("a",), np.ones((1, 2), dtype=np.float32))
-    os.utime(export, ns=(1, 1))
-    assert not witness.matches_identity(export), "touched: its bytes must be hashed again"
-    assert witness.with_identity_of(export).matches_identity(export)
-    export.write_bytes(b"graph!")
-    os.utime(export, ns=(witness.mtime_ns, witness.mtime_ns))
-    assert not witness.matches_identity(export), "another size"
 
 
 def test_the_difference_is_the_largest_of_any_component_and_infinite_for_nan_or_shape() -> None:
@@ -103,7 +91,7 @@ def test_an_export_whose_bytes_are_not_its_witnesss_is_set_aside(tmp_path: Path)
     export.parent.mkdir()
     export.write_bytes(b"the bytes that were checked")
     write_witness(export, witness_of(export, ("a",), np.ones((1, 2), dtype=np.float32)))
-    export.write_bytes(b"the bytes that were damaged")
+    export.write_bytes(b"the bytes that were damaged")  # the same size, as a bad disk leaves it
     warnings: list[str] = []
     assert onnx_model.load_exported(tmp_path, fingerprint, on_warning=warnings.append) is None
     assert len(warnings) == 1 and "its bytes are not the ones checked" in warnings[0]

@@ -207,11 +207,21 @@ class FileLines(ScrollView, can_focus=True):
             if anchor is not None and round(self.scroll_y) == anchor[1]:
                 # Nobody scrolled since: the rows changed under the view, the line it was brought to did not.
                 self.scroll_to_line(anchor[0])
+            # The scrollbar took its size from this layout pass, before the rows above: another pass
+            # gives it theirs (else its thumb stayed where the old wrap put it until something moved).
+            self.refresh(layout=True)
 
     def scroll_to_line(self, number: int) -> None:
         """Bring line ``number`` (1-based) to the top of the view, or as near as the end of the file lets."""
         self.scroll_to(x=0, y=self.row_of_line(number), animate=False, force=True)
         self._anchor = (number, round(self.scroll_y))
+        self.call_after_refresh(self._sync_scrollbar)
+
+    def _sync_scrollbar(self) -> None:
+        """Give the scrollbar the scroll it missed: scrolled before the new rows made it appear, the view
+        moved and its thumb stayed at the top until the next scroll."""
+        if self.show_vertical_scrollbar and self.vertical_scrollbar.position != self.scroll_y:
+            self.vertical_scrollbar.position = self.scroll_y
 
     def row_of_line(self, number: int) -> int:
         """The row on which line ``number`` (1-based) starts."""

@@ -395,9 +395,8 @@ def _report(stderr: Console, line: str) -> None:
 
 
 def _dispatch(command: str | None, args: argparse.Namespace, stderr: Console) -> int:
-    """Run ``command`` (None: the explorer, whose configuration checks its arguments itself)."""
-    if command is not None:
-        _refuse_careless_arguments(command, args)
+    """Run ``command`` (None: the explorer)."""
+    _refuse_careless_arguments(command, args)  # before the explorer's own check that it has a terminal
     if command == "files":
         return _run_files(args)
     if command == "cache":

@@ -62,8 +62,11 @@ class BM25Scorer:
 
         self.count = len(texts)
         self._bm25 = bm25s.BM25()
+        documents = [identifier_tokens(text) for text in texts]
+        self.token_counts = [len(tokens) for tokens in documents]
+        """How many BM25 tokens each text has: all of them are read, none cut."""
         if texts:
-            self._bm25.index([identifier_tokens(text) for text in texts], show_progress=False)
+            self._bm25.index(documents, show_progress=False)
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every text for ``query``, in order; -inf for a text that shares no token

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-import threading
 from multiprocessing.connection import Connection
 
 import numpy as np
 
-from raglens.bm25_index import BM25_ENGINE, BM25Scorer, identifier_tokens
+from raglens.bm25_index import BM25_ENGINE, BM25Scorer
 from raglens.embedding_events import (
     EmbedFirst,
     EmbedQuery,
@@ -42,16 +41,14 @@ class LexicalServer:
     """A BM25 configuration's process state: the window set indexed last, and questions waiting for one."""
 
     def __init__(self, connection: Connection, config: ServerConfig) -> None:
+        """``config`` is the process's first message, as a model's server takes it; BM25 needs none of it."""
         self._connection = connection
-        self._sending = threading.Lock()
-        self._config = config
         self._scorer: BM25Scorer | None = None
         self._waiting: list[EmbedQuery] = []
         """Questions asked before any window set was indexed: answered once one is."""
 
     def send(self, event: ProcessEvent) -> None:
-        with self._sending:
-            self._connection.send(event)
+        self._connection.send(event)  # one thread: no other sender to wait for
 
     def serve(self) -> None:
         """Answer requests until shutdown or a closed pipe."""
@@ -78,7 +75,8 @@ class LexicalServer:
     def _index(self, request: IndexWindows) -> None:
         texts = request.texts
         self._scorer = BM25Scorer(texts)
-        extents = tuple(ReadingExtent(len(identifier_tokens(text)), len(text)) for text in texts)
+        counts = self._scorer.token_counts  # the tokens the index was built of, not counted again
+        extents = tuple(ReadingExtent(count, len(text)) for count, text in zip(counts, texts, strict=True))
         rows = tuple(range(len(texts)))
         self.send(VectorsEmbedded(request.generation, rows, np.zeros((len(texts), 0), np.float32), extents))
         self.send(WindowsDone(request.generation))

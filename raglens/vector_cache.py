@@ -294,10 +294,7 @@ class VectorCache:
         row = connection.execute("SELECT dimension FROM models WHERE id = ?", (model_id,)).fetchone()
         if row is not None and row[0] != width:
             connection.execute("UPDATE models SET dimension = ? WHERE id = ?", (width, model_id))
-            self.warnings.append(
-                f"the cache's model table gave {name} {row[0]} dimensions where its vectors have {width}; "
-                "corrected"
-            )
+            self.warnings.append(_dimension_corrected(name, row[0], width))
 
     def lookup_queries(self, fingerprint: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """The stored query vectors of those ``keys`` that the cache has for ``fingerprint``.
@@ -357,10 +354,7 @@ class VectorCache:
             if common is None or common[0] == 4 * dimension or common[0] % 4:
                 return int(dimension)
             width = int(common[0]) // 4
-            self.warnings.append(
-                f"the cache's model table gave {name} {dimension} dimensions where its vectors have {width}; "
-                "corrected"
-            )
+            self.warnings.append(_dimension_corrected(name, dimension, width))
             if self.writable:
                 with self._guard("writing"), _transaction(connection):
                     connection.execute("UPDATE models SET dimension = ? WHERE id = ?", (width, model_id))
@@ -486,6 +480,13 @@ class VectorCache:
     def _disable(self, warning: str) -> None:
         self.close()
         self.warnings.append(warning)
+
+
+def _dimension_corrected(name: str, stated: int, width: int) -> str:
+    """The warning that a models row said ``stated`` dimensions where the vectors have ``width``."""
+    return (
+        f"the cache's model table gave {name} {stated} dimensions where its vectors have {width}; corrected"
+    )
 
 
 class _CacheOff(Exception):

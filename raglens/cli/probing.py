@@ -28,10 +28,8 @@ from raglens.windows import WindowParams
 
 
 def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -> int:
-    """Index ``args.path`` and run the four built-in probes plus the user's own."""
-    blank = [position for position, query in enumerate(args.probes, start=1) if not query.strip()]
-    if blank:
-        raise BadInputError(f"--probe number {blank[0]} is empty; give it a question")
+    """Index ``args.path`` and run the four built-in probes plus the user's own (an empty or runaway
+    one was refused before: ``main._refuse_careless_arguments``)."""
     top_k(args)
     config, settings = retrieval_config(args, params), engine_settings(args)
     if is_bm25(config.model):

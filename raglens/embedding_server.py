@@ -16,6 +16,7 @@ import threading
 from functools import singledispatchmethod
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,9 +42,11 @@ from raglens.embedding_events import (
 from raglens.engine import Engines
 from raglens.errors import RaglensError
 from raglens.indexing import IndexBuilder, cached_batch
-from raglens.lexical_server import LexicalServer
 from raglens.parent_death import die_with_parent
 from raglens.vector_cache import ModelCache, VectorCache
+
+if TYPE_CHECKING:
+    from raglens.lexical_server import LexicalServer
 
 
 class _Stopped(Exception):
@@ -202,8 +205,12 @@ def main(argv: list[str]) -> int:
         config = connection.recv()
         assert isinstance(config, ServerConfig), f"expected the server's configuration, got {config!r}"
         try:
-            lexical = is_bm25(config.choice.model)
-            server = LexicalServer(connection, config) if lexical else EmbeddingServer(connection, config)
+            if is_bm25(config.choice.model):
+                from raglens.lexical_server import LexicalServer  # a model's process never loads it
+
+                server = LexicalServer(connection, config)
+            else:
+                server = EmbeddingServer(connection, config)
             server.serve()
         except (EOFError, BrokenPipeError, ConnectionResetError):
             return 0  # the parent is gone

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,11 +24,15 @@ from raglens.embedding_events import EngineInfo
 from raglens.search import SearchResult, rank_all
 from raglens.windows import Window
 
+if TYPE_CHECKING:
+    from raglens.attribution import Explanation
+
 _WORD = re.compile(r"\w+")
 
 
-def _camel_parts(word: str) -> list[str]:
-    """``drainPendingJobs`` → ``drain``, ``Pending``, ``Jobs``; ``HTTPServer`` → ``HTTP``, ``Server``."""
+def _camel_parts(word: str) -> list[tuple[int, int]]:
+    """Where ``drainPendingJobs`` splits: ``drain``, ``Pending``, ``Jobs``; ``HTTPServer``: ``HTTP``,
+    ``Server``; as (start, end) offsets into ``word``."""
     parts, start = [], 0
     for position in range(1, len(word)):
         before, here = word[position - 1], word[position]
@@ -35,23 +40,34 @@ def _camel_parts(word: str) -> list[str]:
         lower_to_upper = (before.islower() or before.isdigit()) and here.isupper()
         acronym_end = before.isupper() and here.isupper() and after.islower()
         if lower_to_upper or acronym_end:
-            parts.append(word[start:position])
+            parts.append((start, position))
             start = position
-    parts.append(word[start:])
+    parts.append((start, len(word)))
     return parts
+
+
+def identifier_token_spans(text: str) -> list[tuple[str, int, int]]:
+    """The BM25 tokens of ``text`` with the characters each was read from (a compound: the whole word)."""
+    tokens: list[tuple[str, int, int]] = []
+    for match in _WORD.finditer(text):
+        word, offset = match.group(), match.start()
+        parts = []
+        for chunk in re.finditer(r"[^_]+", word):
+            for start, end in _camel_parts(chunk.group()):
+                begin = offset + chunk.start() + start
+                parts.append(
+                    (text[begin : offset + chunk.start() + end].lower(), begin, offset + chunk.start() + end)
+                )
+        tokens.extend(parts)
+        whole = word.strip("_").lower()
+        if len(parts) > 1 and whole:
+            tokens.append((whole, offset, match.end()))
+    return tokens
 
 
 def identifier_tokens(text: str) -> list[str]:
     """The BM25 tokens of ``text``: words split on ``_`` and camelCase, lower-cased, compounds kept too."""
-    tokens: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
-        parts = [part.lower() for chunk in word.split("_") if chunk for part in _camel_parts(chunk)]
-        tokens.extend(parts)
-        whole = word.strip("_").lower()
-        if len(parts) > 1 and whole:
-            tokens.append(whole)
-    return tokens
+    return [token for token, _, _ in identifier_token_spans(text)]
 
 
 class BM25Scorer:
@@ -61,6 +77,7 @@ class BM25Scorer:
         import bm25s  # only a lexical run pays for the import
 
         self.count = len(texts)
+        self.texts = list(texts)
         self._bm25 = bm25s.BM25()
         documents = [identifier_tokens(text) for text in texts]
         self.token_counts = [len(tokens) for tokens in documents]
@@ -77,6 +94,42 @@ class BM25Scorer:
         scores = np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
         retrieved: np.ndarray = np.where(scores > 0, scores, np.float32(-np.inf))
         return retrieved
+
+    def explain(self, query: str, row: int) -> Explanation:
+        """Text ``row``'s BM25 score for ``query`` taken apart by query term: BM25 is a sum over them.
+
+        A term scores the text once, however often it occurs there; its share is split evenly over its
+        occurrences in the text, so the window's shares add up to the score too.
+        """
+        from raglens.attribution import BM25_METHOD, Explanation, TokenShare, kind_of
+
+        terms = identifier_token_spans(query)
+        known = {token for token, _, _ in terms if token in self._bm25.vocab_dict}
+        per_term = {token: float(self._bm25.get_scores([token])[row]) for token in known}
+        query_tokens = tuple(
+            TokenShare(token, start, end, per_term.get(token, 0.0), kind_of(token, (start, end)))
+            for token, start, end in terms
+        )
+        total_by_term = {token: 0.0 for token in per_term}
+        for share in query_tokens:
+            if share.token in total_by_term:
+                total_by_term[share.token] += share.contribution
+        found = [
+            (token, start, end)
+            for token, start, end in identifier_token_spans(self.texts[row])
+            if token in per_term
+        ]
+        occurrences = {
+            token: sum(1 for found_token, _, _ in found if found_token == token) for token in per_term
+        }
+        window_tokens = tuple(
+            TokenShare(
+                token, start, end, total_by_term[token] / occurrences[token], kind_of(token, (start, end))
+            )
+            for token, start, end in found
+        )
+        total = sum(share.contribution for share in query_tokens)
+        return Explanation(BM25_METHOD, total, window_tokens, query_tokens)
 
 
 class BM25Index:

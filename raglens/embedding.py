@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from raglens.attribution import TokenStates, Unexplained, pooling_refusal
 from raglens.embedding_events import DEFAULT_MODEL_NAME, ReadingExtent
 from raglens.errors import BadInputError, ModelLoadError
 from raglens.model_names import model_source
@@ -201,6 +202,50 @@ class SentenceTransformerEmbedder:
         with _one_torch_thread() if self._device == "cpu" else contextlib.nullcontext():
             vector: np.ndarray = self.encode([query])[0]
         return vector
+
+    def token_states(self, text: str) -> TokenStates | Unexplained:
+        """The token vectors the model's mean pooling averages for ``text`` (cut at its limit).
+
+        One more pass, through sentence-transformers' own ``output_value="token_embeddings"``.
+        """
+        refusal = self._attribution_refusal()
+        if refusal is not None:
+            return refusal
+        tokenizer = self._model.tokenizer
+        encoded = tokenizer(
+            text,
+            truncation=True,
+            max_length=self.max_seq_length,
+            return_offsets_mapping=True,
+            return_special_tokens_mask=True,
+        )
+        (vectors,) = self._model.encode([text], output_value="token_embeddings", show_progress_bar=False)
+        ids = encoded["input_ids"]
+        if len(ids) != vectors.shape[0]:
+            return Unexplained(
+                f"the tokenizer gives {len(ids)} tokens where the model pooled {vectors.shape[0]}"
+            )
+        spans = [
+            None if special else (int(start), int(end))
+            for special, (start, end) in zip(
+                encoded["special_tokens_mask"], encoded["offset_mapping"], strict=True
+            )
+        ]
+        return TokenStates(
+            tuple(tokenizer.convert_ids_to_tokens(ids)), tuple(spans), vectors.float().cpu().numpy()
+        )
+
+    def _attribution_refusal(self) -> Unexplained | None:
+        """Why this model's scores cannot be taken apart exactly (its modules, its pooling), or None."""
+        modules = list(self._model)
+        kinds = [type(module).__name__ for module in modules]
+        pooling = modules[1] if len(modules) > 1 else None
+        mode = getattr(pooling, "pooling_mode", None)
+        if mode is None and pooling is not None and hasattr(pooling, "get_pooling_mode_str"):
+            mode = pooling.get_pooling_mode_str()  # sentence-transformers before 6
+        if isinstance(mode, tuple | list):
+            mode = "+".join(str(part) for part in mode)
+        return pooling_refusal(kinds, str(mode or "unknown"))
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
         limit = self.max_seq_length

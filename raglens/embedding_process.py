@@ -20,13 +20,14 @@ import threading
 import time
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from raglens.embedding_events import (
     CacheTrouble,
     EmbedFirst,
     EmbedQuery,
     EngineTrouble,
+    ExplainScore,
     IndexWindows,
     ModelChoice,
     ModelFailed,
@@ -35,6 +36,7 @@ from raglens.embedding_events import (
     ProcessEvent,
     QueryEmbedded,
     Request,
+    ScoreExplained,
     ServerConfig,
     Shutdown,
 )
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     import numpy as np
+
+    from raglens.attribution import Attribution
 
 PROCESS_BATCH_SIZE = 8
 """Windows per batch in the process: small enough that a query waits at most ~0.4 s on a 2-core CPU."""
@@ -83,10 +87,10 @@ class EmbeddingProcess:
         self._outbox: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
         self._sender = threading.Thread(target=self._send_all, name="raglens-embedder-send", daemon=True)
         self._sender.start()
-        self._query_ids = itertools.count(1)
-        self._queries: dict[int, Future[np.ndarray]] = {}
-        """Queries asked and not yet answered, by id; guarded by ``_queries_lock``."""
-        self._queries_lock = threading.Lock()
+        self._request_ids = itertools.count(1)
+        self._waiting: dict[int, Future[Any]] = {}
+        """Queries and explanations asked and not yet answered, by id; guarded by ``_waiting_lock``."""
+        self._waiting_lock = threading.Lock()
         self._ended = False
         self._outbox.put(ServerConfig(choice or ModelChoice(), cache_dir, batch_size))
 
@@ -101,14 +105,25 @@ class EmbeddingProcess:
     def embed_query(self, text: str) -> Future[np.ndarray]:
         """The vector of ``text``, as a future the relay resolves (or fails, if the process ends)."""
         future: Future[np.ndarray] = Future()
-        with self._queries_lock:
+        self._ask(future, lambda request_id: EmbedQuery(request_id, text))
+        return future
+
+    def explain(self, question: str, window_text: str, generation: int, row: int) -> Future[Attribution]:
+        """The token shares of the score of ``window_text`` (row ``row`` of window set ``generation``)
+        for ``question``, as a future the relay resolves."""
+        future: Future[Attribution] = Future()
+        self._ask(future, lambda request_id: ExplainScore(request_id, question, window_text, generation, row))
+        return future
+
+    def _ask(self, future: Future[Any], request: Callable[[int], Request]) -> None:
+        """Send ``request`` for a new id, whose answer resolves ``future``; fail it if the process ended."""
+        with self._waiting_lock:
             if self._ended:
                 future.set_exception(EmbeddingProcessGone("the embedding process has ended"))
-                return future
-            query_id = next(self._query_ids)
-            self._queries[query_id] = future
-        self._outbox.put(EmbedQuery(query_id, text))
-        return future
+                return
+            request_id = next(self._request_ids)
+            self._waiting[request_id] = future
+        self._outbox.put(request(request_id))
 
     def index_windows(self, generation: int, texts: Sequence[str], first: Sequence[int] = ()) -> None:
         """Give vectors to a new window set (cache first, then the model; rows ``first`` ahead)."""
@@ -121,7 +136,7 @@ class EmbeddingProcess:
     def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
         """The next event, or None when none came within ``timeout`` seconds. Call from one thread only.
 
-        A query's vector resolves its future here and is not returned.
+        A query's vector and an explanation resolve their futures here and are not returned.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._ended:
@@ -132,13 +147,21 @@ class EmbeddingProcess:
                 event: ProcessEvent = self._connection.recv()
             except (EOFError, OSError):
                 return self._end()
-            if not isinstance(event, QueryEmbedded):
-                return event
-            with self._queries_lock:
-                future = self._queries.pop(event.query_id, None)
-            if future is not None and future.set_running_or_notify_cancel():
-                future.set_result(event.vector)
+            match event:
+                case QueryEmbedded():
+                    self._answer(event.query_id, event.vector)
+                case ScoreExplained():
+                    self._answer(event.request_id, event.attribution)
+                case _:
+                    return event
         return ProcessEnded(self._process.returncode)
+
+    def _answer(self, request_id: int, answer: object) -> None:
+        """Resolve the future of request ``request_id`` with ``answer``, unless it was cancelled."""
+        with self._waiting_lock:
+            future = self._waiting.pop(request_id, None)
+        if future is not None and future.set_running_or_notify_cancel():
+            future.set_result(answer)
 
     def events(self, cancelled: Callable[[], bool], poll_s: float = 0.1) -> Iterator[ProcessEvent]:
         """Every event until the process ends (its ProcessEnded comes last) or ``cancelled()`` holds."""
@@ -150,10 +173,10 @@ class EmbeddingProcess:
                     return
 
     def _end(self) -> ProcessEnded:
-        """The pipe closed: the process is gone; every unanswered query fails."""
-        with self._queries_lock:
+        """The pipe closed: the process is gone; every unanswered query and explanation fails."""
+        with self._waiting_lock:
             self._ended = True
-            waiting, self._queries = list(self._queries.values()), {}
+            waiting, self._waiting = list(self._waiting.values()), {}
         for future in waiting:
             if future.set_running_or_notify_cancel():
                 future.set_exception(EmbeddingProcessGone("the embedding process ended before it answered"))

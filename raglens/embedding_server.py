@@ -28,12 +28,14 @@ from raglens.embedding_events import (
     EmbedFirst,
     EmbedQuery,
     EngineTrouble,
+    ExplainScore,
     IndexWindows,
     ModelFailed,
     ModelReady,
     ProcessEvent,
     QueryEmbedded,
     Request,
+    ScoreExplained,
     ServerConfig,
     Shutdown,
     VectorsEmbedded,
@@ -120,6 +122,17 @@ class EmbeddingServer:
         if model_cache is not None and cached is None:
             model_cache.store_queries([request.text], engine, vector[np.newaxis])
             self._report_cache_trouble(model_cache.cache)
+
+    @handle.register
+    def _(self, request: ExplainScore) -> None:
+        from raglens.attribution import Unexplained, explain_with
+
+        # The query engine: the fp32 export when there is one, whose vectors equal the model's.
+        try:
+            attribution = explain_with(self.engines.for_queries(), request.question, request.window_text)
+        except Exception as error:  # an explanation that fails is said; it never ends the process
+            attribution = Unexplained(f"the token vectors could not be computed: {_failure_message(error)}")
+        self.send(ScoreExplained(request.request_id, attribution))
 
     @handle.register
     def _(self, request: IndexWindows) -> None:

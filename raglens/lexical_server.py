@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,17 +20,22 @@ from raglens.bm25_index import BM25_ENGINE, BM25Scorer
 from raglens.embedding_events import (
     EmbedFirst,
     EmbedQuery,
+    ExplainScore,
     IndexWindows,
     ModelReady,
     ProcessEvent,
     QueryEmbedded,
     ReadingExtent,
     Request,
+    ScoreExplained,
     ServerConfig,
     Shutdown,
     VectorsEmbedded,
     WindowsDone,
 )
+
+if TYPE_CHECKING:
+    from raglens.attribution import Attribution
 
 if sys.version_info >= (3, 11):
     from typing import assert_never
@@ -44,6 +50,8 @@ class LexicalServer:
         """``config`` is the process's first message, as a model's server takes it; BM25 needs none of it."""
         self._connection = connection
         self._scorer: BM25Scorer | None = None
+        self._generation: int | None = None
+        """The window set the scorer indexed."""
         self._waiting: list[EmbedQuery] = []
         """Questions asked before any window set was indexed: answered once one is."""
 
@@ -60,6 +68,8 @@ class LexicalServer:
                     self._index(request)
                 case EmbedQuery():
                     self._answer(request)
+                case ExplainScore():
+                    self._explain(request)
                 case EmbedFirst():
                     pass  # a set is indexed whole, at once: no row comes before another
                 case Shutdown():
@@ -75,6 +85,7 @@ class LexicalServer:
     def _index(self, request: IndexWindows) -> None:
         texts = request.texts
         self._scorer = BM25Scorer(texts)
+        self._generation = request.generation
         counts = self._scorer.token_counts  # the tokens the index was built of, not counted again
         extents = tuple(ReadingExtent(count, len(text)) for count, text in zip(counts, texts, strict=True))
         rows = tuple(range(len(texts)))
@@ -89,3 +100,15 @@ class LexicalServer:
             self._waiting.append(request)
             return
         self.send(QueryEmbedded(request.query_id, self._scorer.scores(request.text)))
+
+    def _explain(self, request: ExplainScore) -> None:
+        from raglens.attribution import Unexplained
+
+        scorer = self._scorer
+        if scorer is None or request.generation != self._generation or not 0 <= request.row < scorer.count:
+            answer: Attribution = Unexplained("BM25 has not indexed this window set yet")
+        elif scorer.texts[request.row] != request.window_text:
+            answer = Unexplained("the window's text is not the one BM25 indexed")
+        else:
+            answer = scorer.explain(request.question, request.row)
+        self.send(ScoreExplained(request.request_id, answer))

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from raglens.attribution import TokenStates, Unexplained, no_explanation_for
 from raglens.embedding import SentenceTransformerEmbedder, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
@@ -36,12 +37,14 @@ from raglens.export_witness import (
 )
 from raglens.fingerprint import ModelFingerprint, sha256_of_file
 from raglens.locations import ONNX_FOLDER
-from raglens.onnx_graph import fuse
+from raglens.onnx_graph import TOKEN_STATES_OUTPUT, fuse, show_token_states
 from raglens.tokens import TokenCounter, load_tokenizer
 
 EXPORT_VERSION = 3
 """Bump when the exported graph changes, so older exports are redone (2: onnxruntime's fusions applied;
 3: its skip layer norms split again). An older export is removed once a new one is made."""
+POOLED_OUTPUT = "embedding"
+"""The graph's output: each text's pooled vector, before normalisation."""
 AGREEMENT = 0.9999
 """The least cosine between an export's vectors and the model's for the export to be kept."""
 
@@ -126,7 +129,7 @@ def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
 
     names = ["input_ids", "attention_mask", *(["token_type_ids"] if accepts_token_types else [])]
     sample = tuple(torch.ones((2, 16), dtype=torch.long) for _ in names)
-    axes = {name: {0: "batch", 1: "sequence"} for name in names} | {"embedding": {0: "batch"}}
+    axes = {name: {0: "batch", 1: "sequence"} for name in names} | {POOLED_OUTPUT: {0: "batch"}}
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_exports(target.parent)
     with _partial_file(target.parent) as plain, _partial_file(target.parent) as fused:
@@ -137,7 +140,7 @@ def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
                 sample,
                 str(plain),
                 input_names=names,
-                output_names=["embedding"],
+                output_names=[POOLED_OUTPUT],
                 dynamic_axes=axes,
                 opset_version=17,
                 dynamo=False,
@@ -292,6 +295,8 @@ class OnnxEmbedder:
         self._bulk_spinning = bulk_spinning
         self._bulk_batch_size = bulk_batch_size
         self._session = self._open_session(1)
+        self._token_states_session: Any = None
+        """Opened on the first explanation asked: most runs never ask for one."""
         self._bulk_session: Any = None
         """Opened on the first windows: a query-only session (most warm launches) never needs it."""
         self._inputs = {node.name for node in self._session.get_inputs()}
@@ -299,7 +304,8 @@ class OnnxEmbedder:
         self._dimension = width if isinstance(width, int) else int(self.encode_query("probe").shape[0])
         self._name = fingerprint.name
 
-    def _open_session(self, threads: int, *, spinning: bool = False) -> Any:
+    def _open_session(self, threads: int, *, spinning: bool = False, graph: bytes | None = None) -> Any:
+        """A session on the export's file, or on ``graph``'s bytes (the export with an output added)."""
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
@@ -312,7 +318,8 @@ class OnnxEmbedder:
         # A spinning thread pool fought numpy on 2 cores: p90 query latency 90 ms instead of 9 ms.
         options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
         try:
-            return onnxruntime.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
+            source = str(self._path) if graph is None else graph
+            return onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         except Exception as error:
             raise ModelLoadError(f"cannot load the ONNX export {self._path}: {error}") from error
 
@@ -363,8 +370,46 @@ class OnnxEmbedder:
             return np.zeros((0, self._dimension), dtype=np.float32)
         return np.concatenate([self._run(self._session, [encoding]) for encoding in encodings])
 
-    def _run(self, session: Any, encodings: Sequence[Any]) -> np.ndarray:
-        """The unit vectors of tokenised texts, padded on the right to the longest of them."""
+    def token_states(self, text: str) -> TokenStates | Unexplained:
+        """The token vectors the export's mean pooling averages for ``text`` (cut at the model's limit).
+
+        A second session on the same graph, with the pooling's input as a second output, opened on the
+        first call (~0.3 s); each call checks that those vectors pool to the export's own vector.
+        """
+        session = self._token_session()
+        if isinstance(session, Unexplained):
+            return session
+        encoding = self._tokenizer.encode(text)
+        pooled, states = session.run([POOLED_OUTPUT, TOKEN_STATES_OUTPUT], self._feed([encoding]))
+        vectors = np.asarray(states[0], dtype=np.float32)
+        mean = vectors.astype(np.float64).mean(axis=0)
+        if not np.allclose(mean, pooled[0], rtol=0, atol=1e-5 * max(float(np.linalg.norm(mean)), 1e-12)):
+            return Unexplained("the export's token vectors do not pool to its own vector")
+        spans = [
+            None if special else (int(start), int(end))
+            for special, (start, end) in zip(encoding.special_tokens_mask, encoding.offsets, strict=True)
+        ]
+        return TokenStates(tuple(encoding.tokens), tuple(spans), vectors)
+
+    def _token_session(self) -> Any:
+        """The session that also gives token vectors, or why there is none; opened once."""
+        if self._token_states_session is None:
+            self._token_states_session = self._open_token_session()
+        return self._token_states_session
+
+    def _open_token_session(self) -> Any:
+        import onnx
+
+        pooling, _ = _pooling(self._fingerprint.folder)
+        if pooling != "mean":
+            return no_explanation_for(pooling)
+        graph = onnx.load(str(self._path))
+        if not show_token_states(graph, POOLED_OUTPUT):
+            return Unexplained("the export's graph does not pool in the shape raglens takes apart")
+        return self._open_session(self._bulk_threads, graph=graph.SerializeToString())
+
+    def _feed(self, encodings: Sequence[Any]) -> dict[str, np.ndarray]:
+        """The graph's inputs for tokenised texts, padded on the right to the longest of them."""
         width = max(len(encoding.ids) for encoding in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         type_ids = np.zeros_like(ids)
@@ -377,7 +422,11 @@ class OnnxEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = type_ids
-        output = session.run(None, feed)[0]
+        return feed
+
+    def _run(self, session: Any, encodings: Sequence[Any]) -> np.ndarray:
+        """The unit vectors of tokenised texts, padded on the right to the longest of them."""
+        output = session.run([POOLED_OUTPUT], self._feed(encodings))[0]
         return normalize_rows(np.asarray(output, dtype=np.float32))
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:

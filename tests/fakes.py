@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from raglens.attribution import TokenStates, Unexplained
 from raglens.embedding import normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
@@ -47,6 +48,17 @@ class HashingEmbedder:
     def encode_query(self, query: str) -> np.ndarray:
         vector: np.ndarray = self.encode([query])[0]
         return vector
+
+    def token_states(self, text: str) -> TokenStates | Unexplained:
+        """Each word as one token whose vector is its one-hot dimension: their mean pools to encode()'s."""
+        words = list(_TOKEN.finditer(text.lower()))
+        if not words:
+            return Unexplained("a text of no words has no tokens")
+        vectors = np.zeros((len(words), self._dimension), dtype=np.float32)
+        for position, word in enumerate(words):
+            vectors[position, zlib.crc32(word.group().encode()) % self._dimension] = 1.0
+        spans = tuple((word.start(), word.end()) for word in words)
+        return TokenStates(tuple(word.group() for word in words), spans, vectors)
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
         """Every word is a token; reading stops after ``max_seq_length - 2`` of them, as with BERT."""

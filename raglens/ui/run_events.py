@@ -21,6 +21,7 @@ from raglens.embedding_events import (
     ModelReady,
     ProcessEnded,
     QueryEmbedded,
+    ScoreExplained,
     VectorsEmbedded,
     WindowsDone,
 )
@@ -137,8 +138,8 @@ class RunEvents(ExplorerScreen):
                 self.notify(event.message, title="model engine", severity="warning", timeout=20, markup=False)
             case ProcessEnded():
                 self._process_ended(run, message.incarnation, event)
-            case QueryEmbedded():
-                pass  # the process handle resolves the query's future; the relay never sees one
+            case QueryEmbedded() | ScoreExplained():
+                pass  # the process handle resolves their futures; the relay never sees one
             case _:
                 assert_never(event)
         self._run_changed(run)

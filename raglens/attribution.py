@@ -1,0 +1,284 @@
+"""Why a score: a mean-pooled cosine taken apart, exactly, into the shares of the tokens that made it.
+
+A mean-pooling model's vector of a text is ``m/‖m‖`` with ``m`` the mean of its n contextual token
+vectors ``h_i`` (special tokens included, as the pooling counts them). With the query's own token
+vectors ``g_j`` (mean ``p``), the cosine is
+
+    score = Σ_j Σ_i  g_j·h_i / (n_q n ‖p‖ ‖m‖)
+
+so every (query token, window token) pair has a share, and the shares add up to the score. A window
+token's share is its column of that matrix, a query token's its row. They are the contextual vectors'
+shares, not what deleting a word would do: each ``h_i`` has read the whole text. CLS or last-token
+pooling has no such sum, and is refused rather than approximated. Plain numpy; no model here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+MEAN_POOLING_METHOD = "exact: mean pooling"
+BM25_METHOD = "exact: BM25 per query term"
+
+
+class TokenKind(Enum):
+    """What a token is, for the one line that splits a score into content and the rest."""
+
+    CONTENT = "content"
+    SPECIAL = "special"
+    """The model's own markers ([CLS], [SEP]): in every text, about nothing."""
+    PUNCTUATION = "punctuation"
+    STOP_WORD = "stop word"
+
+
+_STOP_WORD_LIST = """
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just me
+more most my myself no nor not now of off on once only or other our ours ourselves out over own
+same she should so some such than that the their theirs them themselves then there these they
+this those through to too under until up very was we were what when where which while who whom
+why will with would you your yours yourself yourselves
+"""
+STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
+"""English function words: shares they carry come with almost every window, whatever it is about."""
+
+
+@dataclass(frozen=True, eq=False)
+class TokenStates:
+    """One text's contextual token vectors, as the model pools them, and where each token came from."""
+
+    tokens: tuple[str, ...]
+    """Each token as the tokenizer writes it (``[CLS]``, ``drain``, ``##ing``)."""
+    spans: tuple[tuple[int, int] | None, ...]
+    """Each token's characters in the text, end excluded; None for a special token."""
+    vectors: np.ndarray
+    """Shape (tokens, dimension): the vectors the mean pooling averages, in token order."""
+
+    def __post_init__(self) -> None:
+        if not (len(self.tokens) == len(self.spans) == self.vectors.shape[0]):
+            raise ValueError(
+                f"{len(self.tokens)} tokens, {len(self.spans)} spans and {self.vectors.shape[0]} vectors"
+            )
+        if not self.tokens:
+            raise ValueError("a text with no tokens has no vector to take apart")
+
+
+@dataclass(frozen=True)
+class TokenShare:
+    """One token's share of a score: positive pulls the text toward the other text, negative away."""
+
+    token: str
+    start: int | None
+    """The token's first character in its text; None for a special token."""
+    end: int | None
+    contribution: float
+    kind: TokenKind
+
+
+@dataclass(frozen=True)
+class WordShare:
+    """The shares of one word's tokens (or of one special token, or one run of punctuation), summed."""
+
+    word: str
+    contribution: float
+    count: int
+    """How many times the word occurs in the text (strongest words sum over every occurrence)."""
+    kind: TokenKind
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A score taken apart into its window tokens' and its query tokens' shares, each summing to it."""
+
+    method: str
+    total: float
+    """The sum of the shares: the score as these token vectors give it."""
+    window_tokens: tuple[TokenShare, ...]
+    query_tokens: tuple[TokenShare, ...]
+
+    def residual(self, shown: float) -> float:
+        """How far the sum of the shares is from the score shown (fp32 engines: below 1e-5)."""
+        return self.total - shown
+
+    def share_by_kind(self) -> dict[TokenKind, float]:
+        """The window tokens' shares by kind: content against special tokens, punctuation and stop words."""
+        split = dict.fromkeys(TokenKind, 0.0)
+        for share in self.window_tokens:
+            split[share.kind] += share.contribution
+        return split
+
+    def strongest_words(self, text: str, count: int = 8) -> list[WordShare]:
+        """The window's words whose shares (summed over their occurrences) are largest in size."""
+        words = word_shares(text, self.window_tokens)
+        return sorted(words, key=lambda word: -abs(word.contribution))[:count]
+
+    def query_words(self, question: str) -> list[WordShare]:
+        """Each word of the question with its share, in the question's order."""
+        return word_shares(question, self.query_tokens, merge_repeats=False)
+
+
+@dataclass(frozen=True)
+class Unexplained:
+    """No exact taking-apart exists for this score; ``reason`` says why, in one line."""
+
+    reason: str
+
+
+Attribution = Explanation | Unexplained
+
+
+@runtime_checkable
+class ExplainsScores(Protocol):
+    """An engine that can give the token vectors its mean pooling averages."""
+
+    def token_states(self, text: str) -> TokenStates | Unexplained:
+        """The token vectors of ``text`` as the model reads it (cut at its limit), or why there are none."""
+        ...
+
+
+def no_explanation_for(pooling: str) -> Unexplained:
+    """The refusal for a model that does not pool by the mean, named by its pooling."""
+    return Unexplained(f"no exact attribution for {pooling} pooling (only a mean of token vectors adds up)")
+
+
+def pooling_refusal(module_kinds: Sequence[str], pooling_mode: str) -> Unexplained | None:
+    """Why a model's score cannot be taken apart exactly, or None when it can (transformer, mean, normalise).
+
+    ``module_kinds`` are the sentence-transformers module classes in order; ``pooling_mode`` names the
+    pooling (``mean``, ``cls``, ``lasttoken``, ``max``...).
+    """
+    kinds = [kind.rpartition(".")[2] for kind in module_kinds]
+    if kinds[:2] != ["Transformer", "Pooling"]:
+        return Unexplained(f"no exact attribution for modules {' → '.join(kinds)}")
+    if pooling_mode != "mean":
+        return no_explanation_for(pooling_mode)
+    if kinds[2:] not in ([], ["Normalize"]):
+        return Unexplained(f"no exact attribution through the {kinds[2]} module after the pooling")
+    return None
+
+
+def explain_with(engine: object, question: str, window_text: str) -> Attribution:
+    """Take apart ``engine``'s cosine of ``question`` and ``window_text``: one extra pass over each."""
+    if not isinstance(engine, ExplainsScores):
+        name = getattr(engine, "name", type(engine).__name__)
+        return Unexplained(f"the engine of {name} cannot give its token vectors")
+    query = engine.token_states(question)
+    if isinstance(query, Unexplained):
+        return query
+    window = engine.token_states(window_text)
+    if isinstance(window, Unexplained):
+        return window
+    return explain_pair(query, window)
+
+
+def share_matrix(query: TokenStates, window: TokenStates) -> np.ndarray:
+    """Each (query token, window token) pair's share of the pooled cosine, in float64; they sum to it."""
+    g = np.asarray(query.vectors, dtype=np.float64)
+    h = np.asarray(window.vectors, dtype=np.float64)
+    query_mean, window_mean = g.mean(axis=0), h.mean(axis=0)
+    scale = len(g) * len(h) * float(np.linalg.norm(query_mean)) * float(np.linalg.norm(window_mean))
+    if scale == 0.0:
+        return np.zeros((len(g), len(h)))
+    matrix: np.ndarray = (g @ h.T) / scale
+    return matrix
+
+
+def explain_pair(query: TokenStates, window: TokenStates, method: str = MEAN_POOLING_METHOD) -> Explanation:
+    """The exact shares of each window token and each query token in the two texts' pooled cosine."""
+    matrix = share_matrix(query, window)
+    return Explanation(
+        method,
+        float(matrix.sum()),
+        shares_of(window, matrix.sum(axis=0)),
+        shares_of(query, matrix.sum(axis=1)),
+    )
+
+
+def shares_of(states: TokenStates, contributions: np.ndarray) -> tuple[TokenShare, ...]:
+    """Each token of ``states`` with its contribution and kind."""
+    shares = []
+    for token, span, contribution in zip(states.tokens, states.spans, contributions.tolist(), strict=True):
+        start, end = span if span is not None else (None, None)
+        shares.append(TokenShare(token, start, end, float(contribution), kind_of(token, span)))
+    return tuple(shares)
+
+
+_PIECE_MARKS = ("##", "▁", "Ġ")
+"""How tokenizers mark a piece of a word (WordPiece, SentencePiece, byte-level BPE)."""
+
+
+def bare_token(token: str) -> str:
+    """``token`` without its word-piece mark."""
+    for mark in _PIECE_MARKS:
+        if token.startswith(mark):
+            return token[len(mark) :]
+    return token
+
+
+def kind_of(token: str, span: tuple[int, int] | None) -> TokenKind:
+    """Whether a token is special (no characters of its own), punctuation, a stop word or content."""
+    if span is None:
+        return TokenKind.SPECIAL
+    bare = bare_token(token)
+    if not any(character.isalnum() for character in bare):
+        return TokenKind.PUNCTUATION
+    if bare.lower() in STOP_WORDS and not token.startswith("##"):
+        return TokenKind.STOP_WORD
+    return TokenKind.CONTENT
+
+
+_WORD = re.compile(r"\w+|[^\w\s]+")
+"""A word is a run of letters, digits and ``_`` (an identifier is one word); punctuation runs apart."""
+
+
+def word_shares(text: str, shares: Sequence[TokenShare], *, merge_repeats: bool = True) -> list[WordShare]:
+    """The shares of ``shares``' tokens summed per word of ``text``; special tokens stay apart.
+
+    With ``merge_repeats``, every occurrence of a word (case folded) is one entry, in order of first
+    occurrence; without, each occurrence is its own entry, in the text's order.
+    """
+    spans = [(match.start(), match.end()) for match in _WORD.finditer(text)]
+    starts = [start for start, _ in spans]
+    totals: dict[object, float] = {}
+    words: dict[object, tuple[str, TokenKind]] = {}
+    occurrences: dict[object, set[object]] = {}
+    for position, share in enumerate(shares):
+        if share.start is None:
+            word, kind, occurrence = share.token, TokenKind.SPECIAL, ("special", position)
+        else:
+            index = _span_containing(starts, spans, share.start)
+            if index is None:
+                continue  # a token of whitespace only: it has no word to belong to
+            word = text[spans[index][0] : spans[index][1]]
+            kind, occurrence = _word_kind(word), ("word", index)
+        key: object = occurrence
+        if merge_repeats:
+            key = ("special", word) if kind is TokenKind.SPECIAL else ("word", word.casefold())
+        totals[key] = totals.get(key, 0.0) + share.contribution
+        words.setdefault(key, (word, kind))
+        occurrences.setdefault(key, set()).add(occurrence)
+    return [
+        WordShare(words[key][0], total, len(occurrences[key]), words[key][1]) for key, total in totals.items()
+    ]
+
+
+def _span_containing(starts: list[int], spans: list[tuple[int, int]], position: int) -> int | None:
+    """The index of the word span holding character ``position``, if one does."""
+    import bisect
+
+    index = bisect.bisect_right(starts, position) - 1
+    if index >= 0 and spans[index][0] <= position < spans[index][1]:
+        return index
+    return None
+
+
+def _word_kind(word: str) -> TokenKind:
+    if not any(character.isalnum() for character in word):
+        return TokenKind.PUNCTUATION
+    return TokenKind.STOP_WORD if word.lower() in STOP_WORDS else TokenKind.CONTENT

@@ -282,3 +282,45 @@ def _word_kind(word: str) -> TokenKind:
     if not any(character.isalnum() for character in word):
         return TokenKind.PUNCTUATION
     return TokenKind.STOP_WORD if word.lower() in STOP_WORDS else TokenKind.CONTENT
+
+
+SPLIT_ORDER = (TokenKind.CONTENT, TokenKind.STOP_WORD, TokenKind.PUNCTUATION, TokenKind.SPECIAL)
+_SPLIT_NAMES = {
+    TokenKind.CONTENT: "content",
+    TokenKind.STOP_WORD: "stop words",
+    TokenKind.PUNCTUATION: "punctuation",
+    TokenKind.SPECIAL: "special tokens",
+}
+
+
+def describe_split(explanation: Explanation, shown: float) -> str:
+    """One line: the score shown, split into content, stop words, punctuation and special tokens."""
+    split = explanation.share_by_kind()
+    parts = " ".join(f"{split[kind]:+.3f} {_SPLIT_NAMES[kind]}" for kind in SPLIT_ORDER)
+    return f"{shown:.3f} = {parts}"
+
+
+def describe_exactness(explanation: Explanation, shown: float) -> str:
+    """How the shares were computed and how far their sum is from the score shown."""
+    residual = explanation.residual(shown)
+    return f"{explanation.method}; the shares sum to the score within {abs(residual):.0e}"
+
+
+def adds_nothing(word: WordShare) -> bool:
+    """Whether a word's share is zero or against the match: the other text has nothing for it."""
+    return word.contribution <= 0.0
+
+
+def share_of_phrase(explanation: Explanation, window_text: str, phrase: str) -> float:
+    """The share of the window tokens that lie inside an occurrence of ``phrase`` (case folded)."""
+    needle = phrase.casefold()
+    haystack = window_text.casefold()
+    spans, start = [], haystack.find(needle) if needle else -1
+    while start >= 0:
+        spans.append((start, start + len(needle)))
+        start = haystack.find(needle, start + 1)
+    return sum(
+        share.contribution
+        for share in explanation.window_tokens
+        if share.start is not None and any(begin <= share.start < end for begin, end in spans)
+    )

@@ -152,6 +152,10 @@ class BM25Index:
         windows that share a token with it are ranked, so there may be fewer than ``k``."""
         return rank_all(self.scores(query), self.windows, k, cosine=False)
 
+    def explain(self, query: str, row: int, text: str) -> Explanation:
+        """Window ``row``'s BM25 score for ``query``, term by term (``text`` is the row's own)."""
+        return self._scorer.explain(query, row)
+
 
 def lazy_bm25_ranker(
     windows: Sequence[Window], texts: Mapping[str, str]

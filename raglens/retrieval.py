@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from raglens.attribution import Attribution, explain_with
 from raglens.embedding import Embedder
 from raglens.index import IndexSnapshot
 from raglens.search import SearchResult, rank
@@ -33,6 +34,10 @@ class Retriever(Protocol):
 
     def search(self, query: str, k: int) -> SearchResult:
         """The ``k`` best windows for ``query``."""
+        ...
+
+    def explain(self, query: str, row: int, text: str) -> Attribution:
+        """Window ``row``'s score for ``query`` taken apart into token shares (``text`` is its text)."""
         ...
 
 
@@ -57,3 +62,6 @@ class DenseRetriever:
 
     def search(self, query: str, k: int) -> SearchResult:
         return rank(self.index, self.embedder.encode_query(query), k)
+
+    def explain(self, query: str, row: int, text: str) -> Attribution:
+        return explain_with(self.embedder, query, text)

@@ -234,6 +234,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             help="also show the exact prompt an LLM would get: the top-k windows, cited, and the question",
         )
         parser.add_argument(
+            "--explain",
+            action="store_true",
+            help="take each hit's score apart into the shares of its tokens and the question's words "
+            "(exact, for mean-pooling models and BM25)",
+        )
+        parser.add_argument(
             "--expect",
             type=_expected_ref,
             action="append",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from raglens.attribution import Attribution
+from raglens.cli.explain_output import explanation_lines
 from raglens.cli.lab_render import diagnostics_renderable
 from raglens.corpus import Corpus
 from raglens.diagnostics.coverage import CorpusCoverage
@@ -45,9 +49,15 @@ def search_header(
 
 
 def hits_renderable(
-    result: SearchResult, corpus: Corpus, max_lines: int, diagnostics: QueryDiagnostics | None = None
+    result: SearchResult,
+    corpus: Corpus,
+    max_lines: int,
+    diagnostics: QueryDiagnostics | None = None,
+    explanations: Sequence[Attribution] | None = None,
+    query: str = "",
 ) -> RenderableType:
-    """Each hit: rank, score, bar, citation and marks, then the first lines of its raw text."""
+    """Each hit: rank, score, bar, citation and marks, then the first lines of its raw text, then
+    (with ``explanations``) why it scored what it did."""
     parts: list[RenderableType] = []
     for position, hit in enumerate(result.hits):
         line = Text()
@@ -71,6 +81,10 @@ def hits_renderable(
             parts.append(Text.assemble(("     │ ", "dim"), text_line, no_wrap=True, overflow="ellipsis"))
         if hidden:
             parts.append(Text(f"     │ … {hidden} more line(s)", style="dim"))
+        if explanations is not None:
+            window_text = hit.window.text_in(corpus.file(hit.window.path).text)
+            for why in explanation_lines(explanations[position], hit.score, query, window_text):
+                parts.append(Text.assemble("     ", why))
         parts.append(Text(""))
     return Group(*parts)
 
@@ -87,6 +101,7 @@ def print_search(
     max_lines: int,
     diagnostics: QueryDiagnostics | None = None,
     languages: ModelLanguages | None = None,
+    explanations: Sequence[Attribution] | None = None,
 ) -> None:
     console.print(search_header(query, k, params, engine, result, len(corpus.files), languages))
     if diagnostics is not None and diagnostics.language is not None and diagnostics.unread_language:
@@ -98,7 +113,7 @@ def print_search(
             )
         )
     console.print()
-    console.print(hits_renderable(result, corpus, max_lines, diagnostics))
+    console.print(hits_renderable(result, corpus, max_lines, diagnostics, explanations, query))
     if not result.cosine:
         console.print(
             Text(

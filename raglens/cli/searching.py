@@ -14,6 +14,7 @@ from rich.console import Console
 from raglens.bm25_index import BM25_ENGINE, BM25Index
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import dump, search_document
+from raglens.cli.explain_output import explanation_document
 from raglens.cli.lab_documents import diagnostics_document, prompt_document
 from raglens.cli.lab_render import print_prompt
 from raglens.cli.narration import Narrator
@@ -246,6 +247,12 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             args.query, result, args.k, texts, retriever.windows, noise, expected, bm25, languages
         )
         prompt = prompt_preview(a, args.query, result, texts) if args.prompt else None
+        explanations = None
+        if args.explain:
+            explanations = [
+                retriever.explain(args.query, hit.row, hit.window.text_in(texts[hit.window.path]))
+                for hit in result.hits
+            ]
         if prepared.engines is not None:
             prepared.engines.export_if_wanted()
         versus = None
@@ -272,6 +279,9 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             verdict = diagnostics.noise_verdict(hit["score"])
             hit["noise"] = None if verdict is None else verdict.name.lower()
             hit["above_noise"] = diagnostics.above_noise(hit["score"])
+        if explanations is not None:
+            for hit, attribution in zip(document["hits"], explanations, strict=True):
+                hit["explanation"] = explanation_document(attribution, hit["score"])
         if prompt is not None:
             document["prompt"] = prompt_document(prompt)
         if versus is not None:
@@ -290,6 +300,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
             max_lines=args.max_lines,
             diagnostics=diagnostics,
             languages=languages,
+            explanations=explanations,
         )
         if versus is not None:
             print_versus(console, args, a, result, versus)

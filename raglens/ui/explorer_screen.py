@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from textual.worker import Worker
 
+    from raglens.compare import VersusRanking
     from raglens.configuration import RetrievalConfig
     from raglens.corpus import Corpus
     from raglens.diagnostics.query_report import QueryDiagnostics
@@ -86,6 +87,7 @@ class ExplorerScreen(Screen[None]):
         return golden_path_for(self.config.path, self.config.golden_path)
 
     if TYPE_CHECKING:  # what one part calls of another, declared once for the type checker
+        versus_ranking: VersusRanking | None
 
         def show_file(self, path: str, current: int | None, *, scroll: bool = True) -> None: ...
         def lens_on_file(self, path: str) -> FileLens: ...

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     import numpy as np
     from textual.app import App
 
+    from raglens.attribution import Attribution
     from raglens.compare import VersusRanking
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden_writer import NewCase
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.errors import RaglensError
     from raglens.search import SearchResult
+    from raglens.ui.screens.why import WhyScreen
     from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import Window, WindowParams
 
@@ -117,6 +119,15 @@ class ProbesReady(Message):
     ranked_count: int
     """How many windows the probes ranked over (fewer than the index holds while it embeds)."""
     window_count: int
+
+
+class WhyReady(Message):
+    """The configurations' processes took the score apart (an answer is None if a process ended first)."""
+
+    def __init__(self, screen: WhyScreen, answers: list[Attribution | None]) -> None:
+        super().__init__()
+        self.screen = screen
+        self.answers = answers
 
 
 class PromptReady(Message):

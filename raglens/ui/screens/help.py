@@ -63,6 +63,12 @@ KEYS = (
         "the table (best row marked) and the chart, as raglens eval --grid prints them",
     ),
     ("c", "the prompt an LLM would get: the top-k windows, cited, and the question, with its size"),
+    (
+        "y",
+        "why this score: the highlighted hit (or, from the window view, the selected window) with "
+        "each token coloured by its exact share of the score, the question's words with theirs, and "
+        "the score split into content, stop words, punctuation and special tokens; B beside A",
+    ),
     ("f", "the failure lab: exact symbol, cut answer, other languages, unanswerable questions"),
     (
         "v  o",

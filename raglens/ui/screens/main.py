@@ -34,6 +34,7 @@ from raglens.ui.screens.help import HelpScreen
 from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import status_text
 from raglens.ui.versus_actions import VersusActions
+from raglens.ui.why_actions import WhyActions
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.pipeline_log import PipelineLog
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from raglens.windows import WindowParams
 
 
-class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, RunEvents):
+class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions, Questions, RunEvents):
     """Runs rung-1 naive RAG on one folder and shows every step of it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -71,6 +72,7 @@ class MainScreen(Navigation, LabActions, VersusActions, GridActions, Questions, 
         Binding("g", "save_case", "save case", show=False),
         Binding("N", "save_negative", "save negative", show=False),
         Binding("c", "prompt_preview", "prompt"),
+        Binding("y", "why", "why"),
         Binding("f", "failure_lab", "failure lab"),
         Binding("v", "versus", "versus"),
         Binding("o", "versus_overlay", "B's grid", show=False),

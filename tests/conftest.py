@@ -53,6 +53,40 @@ def make_tree(tmp_path: Path) -> MakeTree:
 
 
 @pytest.fixture(scope="session")
+def exported(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The bundled model's ONNX export in a cache folder of its own, made once (seconds, with torch).
+
+    Tests that change it work on a copy (:func:`copy_export`).
+    """
+    from raglens.fingerprint import fingerprint_model
+    from raglens.onnx_model import export_model, export_path
+
+    cache_dir = tmp_path_factory.mktemp("onnx-cache")
+    fingerprint = fingerprint_model(None)
+    assert fingerprint is not None
+    target = export_path(cache_dir, fingerprint)
+    export_model(fingerprint, target)
+    assert target.exists() and not list(target.parent.glob("*.partial"))
+    return cache_dir, fingerprint
+
+
+def copy_export(exported, cache_dir: Path) -> Path:  # type: ignore[no-untyped-def]
+    """A copy of the session's export, witness and all, in the cache folder ``cache_dir``."""
+    import shutil
+
+    from raglens.export_witness import witness_path
+    from raglens.onnx_model import export_path
+
+    source_dir, fingerprint = exported
+    source = export_path(source_dir, fingerprint)
+    target = export_path(cache_dir, fingerprint)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+    shutil.copy2(witness_path(source), witness_path(target))
+    return target
+
+
+@pytest.fixture(scope="session")
 def real_embedder():  # type: ignore[no-untyped-def]
     """The bundled all-MiniLM-L6-v2 on the CPU; importing sentence-transformers takes seconds, so once."""
     from raglens.embedding import SentenceTransformerEmbedder

@@ -52,6 +52,9 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
             noise_floor_of(prepared),
             languages_of(config.model, args.embedder_factory),
             lazy_bm25_ranker(retriever.windows, texts),
+            lambda question, row: retriever.explain(
+                question, row, retriever.windows[row].text_in(texts[retriever.windows[row].path])
+            ),
         )
         results = run_probes(context, args.probes)
     if json_mode:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
+from raglens.attribution import Attribution, Explanation, TokenKind, share_of_phrase
 from raglens.diagnostics.lexical import (
     IdentifierReport,
     identifier_report,
@@ -23,11 +24,13 @@ from raglens.diagnostics.question_language import question_language
 from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.lines import LineIndex
 from raglens.model_languages import ModelLanguages
-from raglens.search import SearchResult, rank_of, score_of
+from raglens.search import Hit, SearchResult, rank_of, score_of
 from raglens.windows import Window
 
 Ranker = Callable[[str, int], SearchResult]
 """Embeds a query and ranks every window against it, returning the top k."""
+Explainer = Callable[[str, int], Attribution]
+"""Takes window ``row``'s score for a question apart into token shares (``question, row``)."""
 
 LANGUAGE_QUESTIONS = (
     ("English", "how are errors handled?"),
@@ -112,6 +115,8 @@ class ProbeContext:
     lexical: Ranker | None = None
     """BM25's ranking over the same windows: the exact-symbol probe shows where it ranks the windows
     that hold the name, beside where the model does."""
+    explain: Explainer | None = None
+    """Where a top hit quotes the question, the share of its score the quoted words carry."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +198,25 @@ def choose_symbol(texts: Mapping[str, str], definitions: Sequence[Definition]) -
     return best[1]
 
 
+def quoted_share(context: ProbeContext, question: str, phrase: str, hit: Hit) -> str | None:
+    """How much of ``hit``'s score for ``question`` the words of ``phrase`` it quotes carry, exactly;
+    None when it does not quote them or nothing can take its score apart."""
+    window = hit.window
+    text = window.text_in(context.texts[window.path])
+    if context.explain is None or not phrase.strip() or phrase.casefold() not in text.casefold():
+        return None
+    explanation = context.explain(question, hit.row)
+    if not isinstance(explanation, Explanation):
+        return None
+    quoted = share_of_phrase(explanation, text, phrase)
+    split = explanation.share_by_kind()
+    rest = split[TokenKind.SPECIAL] + split[TokenKind.PUNCTUATION]
+    return (
+        f"Of the top hit's {hit.score:.3f}, the quoted words {phrase!r} carry {quoted:+.3f} exactly "
+        f"(special tokens and punctuation {rest:+.3f}; y in the explorer shows every token's share)."
+    )
+
+
 def _rows_overlapping(windows: Sequence[Window], path: str, start: int, end: int) -> list[int]:
     return [row for row, w in enumerate(windows) if w.path == path and w.start < end and start < w.end]
 
@@ -226,6 +250,9 @@ def probe_exact_symbol(context: ProbeContext, definition: Definition | None = No
         + (", the definition itself." if best is not None and best.rank == 1 else ", not the definition."),
         report.describe() + ".",
     ]
+    coincidence = quoted_share(context, query, query, top)
+    if coincidence is not None:
+        lines.append(coincidence)
     if best is not None and best.rank == 1:
         lines.append(
             "Here the definition won; where other windows quote the name (docs, callers, tests) they "
@@ -444,6 +471,11 @@ def probe_query(context: ProbeContext, query: str) -> ProbeResult:
     name = query_identifier(query)
     if name is not None:
         lines.append(identifier_report(name, context.texts, context.windows, result).describe() + ".")
+    coincidence = quoted_share(context, query, query.strip(), result.hits[0]) if result.hits else None
+    if coincidence is None and name is not None and result.hits:
+        coincidence = quoted_share(context, query, name, result.hits[0])
+    if coincidence is not None:
+        lines.append(coincidence)
     return ProbeResult("your probe", (query,), tuple(lines), (result.hits[0].score,))
 
 

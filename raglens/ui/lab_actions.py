@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from raglens.attribution import Attribution
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden_writer import NewCase
     from raglens.index import IndexSnapshot
@@ -283,10 +284,22 @@ class LabActions(ExplorerScreen):
             else f"the {index.embedded_count:,} of {index.window_count:,} windows embedded so far"
         )
         self.notify(f"running the failure lab over {over}…", timeout=3)
+        generation = self.a.generation
+
+        def explain(question: str, row: int) -> Attribution:
+            """Window ``row``'s score taken apart by the process (called from the lab's worker)."""
+            from raglens.attribution import Unexplained
+
+            window = index.windows[row]
+            text = window.text_in(corpus.file(window.path).text)
+            answer = result_unless_cancelled(process.explain(question, text, generation, row))
+            return answer if answer is not None else Unexplained("the embedding process ended first")
+
         self.run_failure_lab(
             index.snapshot(),
             corpus,
             process.embed_query,
+            explain,
             self.k,
             self.a.model_label(),
             (self.a.config.model, self.config.engine.embedder_factory),
@@ -298,6 +311,7 @@ class LabActions(ExplorerScreen):
         index: IndexSnapshot,
         corpus: Corpus,
         embed_query: Callable[[str], Future[np.ndarray]],
+        explain: Callable[[str, int], Attribution],
         k: int,
         model_label: str,
         model: tuple[str | None, str | None],
@@ -324,7 +338,16 @@ class LabActions(ExplorerScreen):
         noise = measure_noise_floor(index, vectors.__getitem__)
         lexical = lazy_bm25_ranker(index.windows, corpus.texts())  # only the exact symbol asks BM25
         context = ProbeContext(
-            corpus.texts(), index.windows, ranked, k, model_label, plan, noise, languages_of(*model), lexical
+            corpus.texts(),
+            index.windows,
+            ranked,
+            k,
+            model_label,
+            plan,
+            noise,
+            languages_of(*model),
+            lexical,
+            explain,
         )
         self.post_message(ProbesReady(run_probes(context), index.embedded_count, index.window_count))
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -22,13 +21,12 @@ from raglens.export_witness import (
     WITNESS_TEXTS,
     largest_difference,
     read_witness,
-    witness_path,
     write_witness,
 )
 from raglens.fingerprint import ModelFingerprint, fingerprint_model, sha256_of_file
-from raglens.onnx_model import OnnxEmbedder, export_model, export_path, load_exported
+from raglens.onnx_model import OnnxEmbedder, export_path, load_exported
 from raglens.windows import WindowParams, cut_corpus, window_texts
-from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
+from tests.conftest import REPO_ROOT, SAMPLE_CORPUS, copy_export
 
 pytestmark = pytest.mark.model
 
@@ -39,17 +37,6 @@ QUERIES = [
     "Wie starte ich einen Worker?",
     "have you ever been to a five-star resort?",
 ]
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ModelFingerprint]:
-    cache_dir = tmp_path_factory.mktemp("onnx-cache")
-    fingerprint = fingerprint_model(None)
-    assert fingerprint is not None
-    target = export_path(cache_dir, fingerprint)
-    export_model(fingerprint, target)
-    assert target.exists() and not list(target.parent.glob("*.partial"))
-    return cache_dir, fingerprint
 
 
 def test_the_export_embeds_like_the_model(
@@ -82,17 +69,6 @@ def test_the_export_is_fused_by_onnxruntimes_optimizer(exported: tuple[Path, Mod
     assert operators.count("BiasGelu") == 6
     assert "SkipLayerNormalization" not in operators, "the fused layer norm is the slow kernel here"
     assert operators.count("LayerNormalization") == 12
-
-
-def _copy_export(exported: tuple[Path, ModelFingerprint], cache_dir: Path) -> Path:
-    """A copy of the module's export, witness and all, in the cache folder ``cache_dir``."""
-    source_dir, fingerprint = exported
-    source = export_path(source_dir, fingerprint)
-    target = export_path(cache_dir, fingerprint)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source, target)
-    shutil.copy2(witness_path(source), witness_path(target))
-    return target
 
 
 def _damage(export: Path, *, keep_time: bool = False) -> None:
@@ -129,7 +105,7 @@ def test_damage_that_keeps_the_files_size_and_time_is_caught_by_its_bytes(
     """A bad disk keeps a file's size and time. Damage in rows of the token table that no witness text
     reads (token ids 26030-26039, 1.5 KB each) changes no witness vector: only the bytes tell."""
     _, fingerprint = exported
-    export = _copy_export(exported, tmp_path)
+    export = copy_export(exported, tmp_path)
     if where.startswith("weights"):
         _damage(export, keep_time=True)
     else:
@@ -170,7 +146,7 @@ def test_vectors_off_the_models_are_caught_though_the_bytes_are_the_ones_checked
     """What an export made by another onnxruntime, or run on another CPU, would give: its own bytes,
     other vectors. Here the witness's vectors are moved by 1e-4 instead."""
     _, fingerprint = exported
-    export = _copy_export(exported, tmp_path)
+    export = copy_export(exported, tmp_path)
     witness = read_witness(export)
     assert witness is not None
     write_witness(export, replace(witness, vectors=witness.vectors + np.float32(1e-4)))
@@ -183,7 +159,7 @@ def test_an_export_touched_or_copied_with_its_bytes_intact_is_used(
     exported: tuple[Path, ModelFingerprint], tmp_path: Path
 ) -> None:
     _, fingerprint = exported
-    export = _copy_export(exported, tmp_path)
+    export = copy_export(exported, tmp_path)
     os.utime(export, ns=(10**18, 10**18))
     warnings: list[str] = []
     assert load_exported(tmp_path, fingerprint, on_warning=warnings.append) is not None
@@ -194,7 +170,7 @@ def test_a_truncated_export_is_set_aside_not_silently_replaced(
     exported: tuple[Path, ModelFingerprint], tmp_path: Path
 ) -> None:
     _, fingerprint = exported
-    export = _copy_export(exported, tmp_path)
+    export = copy_export(exported, tmp_path)
     with export.open("r+b") as handle:
         handle.truncate(export.stat().st_size // 2)
     warnings: list[str] = []
@@ -207,7 +183,7 @@ def test_a_damaged_export_never_ranks_nor_stores_and_a_new_one_replaces_it(
 ) -> None:
     """Issue 28's report: the damaged export ranked README.md first (0.133) as exact fp32, and stored
     what it embedded. Now it is caught at open; the model ranks and a fresh export is made."""
-    export = _copy_export(exported, tmp_path)
+    export = copy_export(exported, tmp_path)
     _damage(export)
     argv = ["search", str(SAMPLE_CORPUS), QUERIES[1], "--json", "-q", "--cache-dir", str(tmp_path)]
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
@@ -301,7 +277,7 @@ def test_an_explorer_closed_while_it_exports_leaves_no_half_written_export(tmp_p
 def test_the_embedding_process_says_its_export_failed_and_starts_on_the_model(
     exported: tuple[Path, ModelFingerprint], tmp_path: Path
 ) -> None:
-    export = _copy_export(exported, tmp_path)
+    export = copy_export(exported, tmp_path)
     _damage(export)
     process = EmbeddingProcess(ModelChoice(device="cpu"), cache_dir=str(tmp_path))
     troubles: list[CacheTrouble | EngineTrouble] = []

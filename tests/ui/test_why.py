@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.widgets import Static
 
-from raglens.attribution import Explanation, Unexplained
+from raglens.attribution import Explanation, Unexplained, explain_with
 from raglens.ui.screens.why import WhyScreen
 from raglens.ui.widgets.hit_list import HitList
 from tests.fakes import HashingEmbedder
-from tests.ui.conftest import fully_ranked, make_app, notification_recorder, wait_until
+from tests.ui.conftest import fully_ranked, make_app, notification_recorder, screen_shown, wait_until
 from tests.ui.test_bm25_explorer import bm25_ranked, headless_bm25
 from tests.ui.test_versus import b_ranked
 
@@ -122,3 +124,39 @@ def test_an_unexplained_answer_is_one_line() -> None:
         "A · x", "a.py:L1-L2", 0.5, "text", None, True, Unexplained("no exact attribution for cls pooling")
     )
     assert "no exact attribution for cls pooling" in str(part_renderable(part, "q"))
+
+
+async def test_the_failure_lab_says_what_share_of_the_top_hit_the_quoted_name_carries(make_tree) -> None:  # type: ignore[no-untyped-def]
+    from raglens.ui.screens.report import ReportScreen
+
+    root = make_tree(
+        {
+            "queue.py": "def drain_pending_jobs(queue):\n    return queue.drain()\n",
+            "docs.md": "Call drain_pending_jobs to empty the queue before a worker stops.\n",
+            "other.md": "Workers take jobs in the order their queues are listed.\n",
+        }
+    )
+    app = make_app(str(root))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(
+            pilot, lambda: app.main.index is not None and app.main.index.is_complete, "the index"
+        )
+        app.main.action_leave_query()
+        await pilot.press("f")
+        await wait_until(pilot, lambda: screen_shown(app, ReportScreen, "#report-body"), "the failure lab")
+        body = str(app.screen.query_one("#report-body", Static).render())
+        match = re.search(
+            r"Of the top hit's (\d\.\d+), the quoted words 'drain_pending_jobs' carry \+(\d\.\d+)", body
+        )
+        assert match is not None, body
+        # The fake's oracle: the name is one word of the top window, whose share is its own.
+        top = next(line for line in body.splitlines() if "The top hit is" in line)
+        citation = top.split("The top hit is ")[1].split(" (")[0]
+        corpus = app.main.corpus
+        assert corpus is not None
+        window = next(w for w in app.main.a.windows if w.citation == citation)
+        text = window.text_in(corpus.file(window.path).text)
+        explanation = explain_with(HashingEmbedder(), "drain_pending_jobs", text)
+        assert isinstance(explanation, Explanation)
+        name = next(s for s in explanation.window_tokens if s.token == "drain_pending_jobs")
+        assert float(match.group(2)) == pytest.approx(name.contribution, abs=6e-4)

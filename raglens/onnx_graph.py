@@ -86,35 +86,3 @@ def split_skip_layer_norms(model: Any) -> int:
         del graph.node[:]
         graph.node.extend(rewritten)
     return replaced
-
-
-TOKEN_STATES_OUTPUT = "token_states"
-"""The name under which :func:`show_token_states` adds the pooled token vectors as a second output."""
-
-
-def show_token_states(model: Any, pooled_output: str) -> bool:
-    """Add the token vectors that ``model``'s mean pooling averages as the output ``token_states``.
-
-    The export pools as ``ReduceSum(hidden * mask) / count``: the hidden states are the ``Mul``'s input
-    that does not come from the attention mask. False (the model unchanged) when the graph is not of
-    that shape, e.g. a CLS pooling's ``Gather``.
-    """
-    import onnx
-
-    graph = model.graph
-    producers = {output: node for node in graph.node for output in node.output}
-    divide = producers.get(pooled_output)
-    total = producers.get(divide.input[0]) if divide is not None and divide.op_type == "Div" else None
-    product = producers.get(total.input[0]) if total is not None and total.op_type == "ReduceSum" else None
-    if product is None or product.op_type != "Mul":
-        return False
-    hidden = [
-        name
-        for name in product.input
-        if name in producers and producers[name].op_type not in ("Cast", "Unsqueeze", "Expand")
-    ]
-    if len(hidden) != 1:
-        return False
-    graph.output.append(onnx.helper.make_tensor_value_info(TOKEN_STATES_OUTPUT, onnx.TensorProto.FLOAT, None))
-    graph.node.append(onnx.helper.make_node("Identity", [hidden[0]], [TOKEN_STATES_OUTPUT]))
-    return True

@@ -37,14 +37,18 @@ from raglens.export_witness import (
 )
 from raglens.fingerprint import ModelFingerprint, sha256_of_file
 from raglens.locations import ONNX_FOLDER
-from raglens.onnx_graph import TOKEN_STATES_OUTPUT, fuse, show_token_states
+from raglens.onnx_graph import fuse
 from raglens.tokens import TokenCounter, load_tokenizer
 
-EXPORT_VERSION = 3
+EXPORT_VERSION = 4
 """Bump when the exported graph changes, so older exports are redone (2: onnxruntime's fusions applied;
-3: its skip layer norms split again). An older export is removed once a new one is made."""
+3: its skip layer norms split again; 4: the token vectors the pooling averages are a second output,
+for "why this score"). An older export is removed once a new one is made."""
 POOLED_OUTPUT = "embedding"
-"""The graph's output: each text's pooled vector, before normalisation."""
+"""The graph's first output: each text's pooled vector, before normalisation."""
+TOKEN_STATES_OUTPUT = "token_states"
+"""Its second: the token vectors the pooling averages (padding included; the mask says which count).
+A run that asks only for the first computes the same, and copies nothing more."""
 AGREEMENT = 0.9999
 """The least cosine between an export's vectors and the model's for the export to be kept."""
 
@@ -123,13 +127,16 @@ def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
                 inputs["token_type_ids"] = token_type_ids
             hidden = self.transformer(**inputs).last_hidden_state
             if pooling == "cls":
-                return hidden[:, 0]
+                return hidden[:, 0], hidden
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), hidden
 
     names = ["input_ids", "attention_mask", *(["token_type_ids"] if accepts_token_types else [])]
     sample = tuple(torch.ones((2, 16), dtype=torch.long) for _ in names)
-    axes = {name: {0: "batch", 1: "sequence"} for name in names} | {POOLED_OUTPUT: {0: "batch"}}
+    axes = {name: {0: "batch", 1: "sequence"} for name in names} | {
+        POOLED_OUTPUT: {0: "batch"},
+        TOKEN_STATES_OUTPUT: {0: "batch", 1: "sequence"},
+    }
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_exports(target.parent)
     with _partial_file(target.parent) as plain, _partial_file(target.parent) as fused:
@@ -140,7 +147,7 @@ def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
                 sample,
                 str(plain),
                 input_names=names,
-                output_names=[POOLED_OUTPUT],
+                output_names=[POOLED_OUTPUT, TOKEN_STATES_OUTPUT],
                 dynamic_axes=axes,
                 opset_version=17,
                 dynamo=False,
@@ -295,8 +302,6 @@ class OnnxEmbedder:
         self._bulk_spinning = bulk_spinning
         self._bulk_batch_size = bulk_batch_size
         self._session = self._open_session(1)
-        self._token_states_session: Any = None
-        """Opened on the first explanation asked: most runs never ask for one."""
         self._bulk_session: Any = None
         """Opened on the first windows: a query-only session (most warm launches) never needs it."""
         self._inputs = {node.name for node in self._session.get_inputs()}
@@ -304,8 +309,7 @@ class OnnxEmbedder:
         self._dimension = width if isinstance(width, int) else int(self.encode_query("probe").shape[0])
         self._name = fingerprint.name
 
-    def _open_session(self, threads: int, *, spinning: bool = False, graph: bytes | None = None) -> Any:
-        """A session on the export's file, or on ``graph``'s bytes (the export with an output added)."""
+    def _open_session(self, threads: int, *, spinning: bool = False) -> Any:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
@@ -318,8 +322,7 @@ class OnnxEmbedder:
         # A spinning thread pool fought numpy on 2 cores: p90 query latency 90 ms instead of 9 ms.
         options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
         try:
-            source = str(self._path) if graph is None else graph
-            return onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+            return onnxruntime.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
         except Exception as error:
             raise ModelLoadError(f"cannot load the ONNX export {self._path}: {error}") from error
 
@@ -342,15 +345,14 @@ class OnnxEmbedder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        if self._bulk_session is None:
-            self._bulk_session = self._open_session(self._bulk_threads, spinning=self._bulk_spinning)
+        session = self._windows_session()
         encodings = self._tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encodings)), key=lambda row: len(encodings[row].ids))
         vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
         size = self._bulk_batch_size
         for start in range(0, len(order), size):
             rows = order[start : start + size]
-            vectors[rows] = self._run(self._bulk_session, [encodings[row] for row in rows])
+            vectors[rows] = self._run(session, [encodings[row] for row in rows])
         return vectors
 
     def encode_query(self, query: str) -> np.ndarray:
@@ -373,12 +375,15 @@ class OnnxEmbedder:
     def token_states(self, text: str) -> TokenStates | Unexplained:
         """The token vectors the export's mean pooling averages for ``text`` (cut at the model's limit).
 
-        A second session on the same graph, with the pooling's input as a second output, opened on the
-        first call (~0.3 s); each call checks that those vectors pool to the export's own vector.
+        From the windows' session, which gives them as its second output; each call checks that they
+        pool to the export's own vector from the same run.
         """
-        session = self._token_session()
-        if isinstance(session, Unexplained):
-            return session
+        pooling, _ = _pooling(self._fingerprint.folder)
+        if pooling != "mean":
+            return no_explanation_for(pooling)
+        session = self._windows_session()
+        if TOKEN_STATES_OUTPUT not in {output.name for output in session.get_outputs()}:
+            return Unexplained("this ONNX export has no token-vector output")
         encoding = self._tokenizer.encode(text)
         pooled, states = session.run([POOLED_OUTPUT, TOKEN_STATES_OUTPUT], self._feed([encoding]))
         vectors = np.asarray(states[0], dtype=np.float32)
@@ -391,22 +396,12 @@ class OnnxEmbedder:
         ]
         return TokenStates(tuple(encoding.tokens), tuple(spans), vectors)
 
-    def _token_session(self) -> Any:
-        """The session that also gives token vectors, or why there is none; opened once."""
-        if self._token_states_session is None:
-            self._token_states_session = self._open_token_session()
-        return self._token_states_session
-
-    def _open_token_session(self) -> Any:
-        import onnx
-
-        pooling, _ = _pooling(self._fingerprint.folder)
-        if pooling != "mean":
-            return no_explanation_for(pooling)
-        graph = onnx.load(str(self._path))
-        if not show_token_states(graph, POOLED_OUTPUT):
-            return Unexplained("the export's graph does not pool in the shape raglens takes apart")
-        return self._open_session(self._bulk_threads, graph=graph.SerializeToString())
+    def _windows_session(self) -> Any:
+        """The session for windows (and token vectors), opened on first use: a warm start whose windows
+        are all cached never needs it (~100 MB)."""
+        if self._bulk_session is None:
+            self._bulk_session = self._open_session(self._bulk_threads, spinning=self._bulk_spinning)
+        return self._bulk_session
 
     def _feed(self, encodings: Sequence[Any]) -> dict[str, np.ndarray]:
         """The graph's inputs for tokenised texts, padded on the right to the longest of them."""

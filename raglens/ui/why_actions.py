@@ -95,7 +95,7 @@ class WhyActions(ExplorerScreen):
         text = window.text_in(self.corpus.file(window.path).text)
         extent = run.index.extent(row) if run.index is not None else None
         part = WhyPart(
-            f"{'A' if run is self.a else 'B'} · {run.config.describe()}",
+            f"{'A' if run is self.a else 'B'} · {run.model_label()} · {run.config.params.describe()}",
             window.citation,
             score_of(result, row) if result is not None else None,
             text,

@@ -186,3 +186,23 @@ def test_configuration_b_under_a(snap_compare: Any, size: str) -> None:
         await steady(pilot)
 
     assert snap_compare(app, terminal_size=ROOMY_SIZES[size], run_before=run_before)
+
+
+def test_why_this_score_at_80_by_24(snap_compare: Any) -> None:
+    from raglens.ui.screens.why import WhyScreen
+
+    app = snapshot_app(query=QUERY)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits")
+        app.main.action_focus_hits()
+        await pilot.press("y")
+
+        def answered() -> bool:
+            screen = app.screen
+            return isinstance(screen, WhyScreen) and all(p.attribution is not None for p in screen.parts)
+
+        await wait_until(pilot, answered, "the why view filled in")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -108,7 +108,7 @@ async def test_with_b_open_y_takes_apart_both_scores_of_the_same_text() -> None:
         screen = app.screen
         assert isinstance(screen, WhyScreen)
         a_part, b_part = screen.parts
-        assert a_part.label.startswith("A ·") and b_part.label.startswith("B · 500/100")
+        assert a_part.label.startswith("A ·") and b_part.label.endswith("500/100 chars")
         b_window = next(w for w in b.windows if w.citation == b_part.citation)
         assert b_window.path == top.window.path
         assert b_window.start < top.window.end and top.window.start < b_window.end, "B's window overlaps A's"

@@ -74,6 +74,13 @@ def legend(part: WhyPart, explanation: Explanation) -> Text:
         " ",
         ("not read", Style(strike=True, dim=True)),
         f"  ({scale})",
+        (
+            "\na share is a token's contextual vector's part of the score (it has read the whole text), "
+            "not what deleting that word would do",
+            "dim",
+        )
+        if part.cosine
+        else "",
     )
 
 

@@ -14,6 +14,7 @@ pooling has no such sum, and is refused rather than approximated. Plain numpy; n
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
 class TokenStates:
     """One text's contextual token vectors, as the model pools them, and where each token came from."""
 
+    text: str
+    """The text as the tokenizer was given it."""
     tokens: tuple[str, ...]
     """Each token as the tokenizer writes it (``[CLS]``, ``drain``, ``##ing``)."""
     spans: tuple[tuple[int, int] | None, ...]
@@ -201,40 +204,56 @@ def explain_pair(query: TokenStates, window: TokenStates, method: str = MEAN_POO
 
 
 def shares_of(states: TokenStates, contributions: np.ndarray) -> tuple[TokenShare, ...]:
-    """Each token of ``states`` with its contribution and kind."""
+    """Each token of ``states`` with its contribution and the kind of the word that holds it."""
+    words = TextWords(states.text)
     shares = []
     for token, span, contribution in zip(states.tokens, states.spans, contributions.tolist(), strict=True):
         start, end = span if span is not None else (None, None)
-        shares.append(TokenShare(token, start, end, float(contribution), kind_of(token, span)))
+        shares.append(TokenShare(token, start, end, float(contribution), words.kind_of(span)))
     return tuple(shares)
-
-
-_PIECE_MARKS = ("##", "▁", "Ġ")
-"""How tokenizers mark a piece of a word (WordPiece, SentencePiece, byte-level BPE)."""
-
-
-def bare_token(token: str) -> str:
-    """``token`` without its word-piece mark."""
-    for mark in _PIECE_MARKS:
-        if token.startswith(mark):
-            return token[len(mark) :]
-    return token
-
-
-def kind_of(token: str, span: tuple[int, int] | None) -> TokenKind:
-    """Whether a token is special (no characters of its own), punctuation, a stop word or content."""
-    if span is None:
-        return TokenKind.SPECIAL
-    bare = bare_token(token)
-    if not any(character.isalnum() for character in bare):
-        return TokenKind.PUNCTUATION
-    if bare.lower() in STOP_WORDS and not token.startswith("##"):
-        return TokenKind.STOP_WORD
-    return TokenKind.CONTENT
 
 
 _WORD = re.compile(r"\w+|[^\w\s]+")
 """A word is a run of letters, digits and ``_`` (an identifier is one word); punctuation runs apart."""
+
+
+class TextWords:
+    """The words of one text, and which word holds a token: a token belongs to the word its first
+    non-blank character is in (SentencePiece and byte-level tokens start on the space before it)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans = [(match.start(), match.end()) for match in _WORD.finditer(text)]
+        self._starts = [start for start, _ in self.spans]
+
+    def index_of(self, span: tuple[int, int]) -> int | None:
+        """The index of the word holding the token at ``span``; None for a token of blanks only."""
+        start, end = span
+        while start < end and start < len(self.text) and self.text[start].isspace():
+            start += 1
+        index = bisect.bisect_right(self._starts, start) - 1
+        if index >= 0 and self.spans[index][0] <= start < self.spans[index][1] and start < end:
+            return index
+        return None
+
+    def word(self, index: int) -> str:
+        start, end = self.spans[index]
+        return self.text[start:end]
+
+    def kind_of(self, span: tuple[int, int] | None) -> TokenKind:
+        """Special (no characters of its own), or the kind of the word holding the token: a piece of
+        ``isinstance`` is content, though the piece is ``is``."""
+        if span is None:
+            return TokenKind.SPECIAL
+        index = self.index_of(span)
+        return TokenKind.PUNCTUATION if index is None else word_kind(self.word(index))
+
+
+def word_kind(word: str) -> TokenKind:
+    """Punctuation (no letter or digit), a stop word, or content."""
+    if not any(character.isalnum() for character in word):
+        return TokenKind.PUNCTUATION
+    return TokenKind.STOP_WORD if word.lower() in STOP_WORDS else TokenKind.CONTENT
 
 
 def word_shares(text: str, shares: Sequence[TokenShare], *, merge_repeats: bool = True) -> list[WordShare]:
@@ -243,45 +262,28 @@ def word_shares(text: str, shares: Sequence[TokenShare], *, merge_repeats: bool 
     With ``merge_repeats``, every occurrence of a word (case folded) is one entry, in order of first
     occurrence; without, each occurrence is its own entry, in the text's order.
     """
-    spans = [(match.start(), match.end()) for match in _WORD.finditer(text)]
-    starts = [start for start, _ in spans]
+    words = TextWords(text)
     totals: dict[object, float] = {}
-    words: dict[object, tuple[str, TokenKind]] = {}
+    named: dict[object, tuple[str, TokenKind]] = {}
     occurrences: dict[object, set[object]] = {}
     for position, share in enumerate(shares):
-        if share.start is None:
+        if share.start is None or share.end is None:
             word, kind, occurrence = share.token, TokenKind.SPECIAL, ("special", position)
         else:
-            index = _span_containing(starts, spans, share.start)
+            index = words.index_of((share.start, share.end))
             if index is None:
-                continue  # a token of whitespace only: it has no word to belong to
-            word = text[spans[index][0] : spans[index][1]]
-            kind, occurrence = _word_kind(word), ("word", index)
+                continue  # a token of blanks only: it has no word to belong to
+            word = words.word(index)
+            kind, occurrence = word_kind(word), ("word", index)
         key: object = occurrence
         if merge_repeats:
             key = ("special", word) if kind is TokenKind.SPECIAL else ("word", word.casefold())
         totals[key] = totals.get(key, 0.0) + share.contribution
-        words.setdefault(key, (word, kind))
+        named.setdefault(key, (word, kind))
         occurrences.setdefault(key, set()).add(occurrence)
     return [
-        WordShare(words[key][0], total, len(occurrences[key]), words[key][1]) for key, total in totals.items()
+        WordShare(named[key][0], total, len(occurrences[key]), named[key][1]) for key, total in totals.items()
     ]
-
-
-def _span_containing(starts: list[int], spans: list[tuple[int, int]], position: int) -> int | None:
-    """The index of the word span holding character ``position``, if one does."""
-    import bisect
-
-    index = bisect.bisect_right(starts, position) - 1
-    if index >= 0 and spans[index][0] <= position < spans[index][1]:
-        return index
-    return None
-
-
-def _word_kind(word: str) -> TokenKind:
-    if not any(character.isalnum() for character in word):
-        return TokenKind.PUNCTUATION
-    return TokenKind.STOP_WORD if word.lower() in STOP_WORDS else TokenKind.CONTENT
 
 
 SPLIT_ORDER = (TokenKind.CONTENT, TokenKind.STOP_WORD, TokenKind.PUNCTUATION, TokenKind.SPECIAL)
@@ -293,17 +295,34 @@ _SPLIT_NAMES = {
 }
 
 
-def describe_split(explanation: Explanation, shown: float) -> str:
-    """One line: the score shown, split into content, stop words, punctuation and special tokens."""
+def describe_split(explanation: Explanation) -> str:
+    """One line: the shares' sum, split into content, stop words, punctuation and special tokens."""
     split = explanation.share_by_kind()
     parts = " ".join(f"{split[kind]:+.3f} {_SPLIT_NAMES[kind]}" for kind in SPLIT_ORDER)
-    return f"{shown:.3f} = {parts}"
+    return f"{explanation.total:.3f} = {parts}"
 
 
-def describe_exactness(explanation: Explanation, shown: float) -> str:
-    """How the shares were computed and how far their sum is from the score shown."""
+EXACT_RESIDUAL = 1e-5
+"""How far the shares' sum may be from the score shown for the two to be the same fp32 number."""
+
+
+def is_exact_for(explanation: Explanation, shown: float) -> bool:
+    """Whether the shares add up to the score shown (to fp32's precision)."""
+    return abs(explanation.residual(shown)) <= EXACT_RESIDUAL
+
+
+def describe_exactness(explanation: Explanation, shown: float | None) -> str:
+    """How the shares were computed and how far their sum is from the score shown (None: none shown)."""
+    if shown is None:
+        return f"{explanation.method}; no score is shown for this window yet (it is not ranked)"
     residual = explanation.residual(shown)
-    return f"{explanation.method}; the shares sum to the score within {abs(residual):.0e}"
+    if is_exact_for(explanation, shown):
+        return f"{explanation.method}; the shares sum to the score shown, within {abs(residual):.0e}"
+    return (
+        f"{explanation.method}; the shares sum to {explanation.total:.4f}, {residual:+.1e} from the score "
+        f"shown ({shown:.4f}): these token vectors are not the ones that score was computed from (a "
+        "reduced precision, another engine, or a window re-read since); raglens cannot tell which"
+    )
 
 
 def adds_nothing(word: WordShare) -> bool:
@@ -311,14 +330,20 @@ def adds_nothing(word: WordShare) -> bool:
     return word.contribution <= 0.0
 
 
+def phrase_spans(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where ``phrase`` occurs in ``text``, case ignored; a phrase that starts or ends with a word
+    character only as a whole word there (``id`` is not in ``valid``)."""
+    if not phrase.strip():
+        return []
+    before = r"(?<!\w)" if re.match(r"\w", phrase) else ""
+    after = r"(?!\w)" if re.search(r"\w$", phrase) else ""
+    pattern = re.compile(before + re.escape(phrase) + after, re.IGNORECASE)
+    return [(match.start(), match.end()) for match in pattern.finditer(text)]
+
+
 def share_of_phrase(explanation: Explanation, window_text: str, phrase: str) -> float:
-    """The share of the window tokens that lie inside an occurrence of ``phrase`` (case folded)."""
-    needle = phrase.casefold()
-    haystack = window_text.casefold()
-    spans, start = [], haystack.find(needle) if needle else -1
-    while start >= 0:
-        spans.append((start, start + len(needle)))
-        start = haystack.find(needle, start + 1)
+    """The share of the window tokens that lie inside an occurrence of ``phrase`` (see phrase_spans)."""
+    spans = phrase_spans(window_text, phrase)
     return sum(
         share.contribution
         for share in explanation.window_tokens

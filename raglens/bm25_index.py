@@ -101,30 +101,31 @@ class BM25Scorer:
         A term scores the text once, however often it occurs there; its share is split evenly over its
         occurrences in the text, so the window's shares add up to the score too.
         """
-        from raglens.attribution import BM25_METHOD, Explanation, TokenShare, kind_of
+        from raglens.attribution import BM25_METHOD, Explanation, TextWords, TokenShare
 
         terms = identifier_token_spans(query)
         known = {token for token, _, _ in terms if token in self._bm25.vocab_dict}
         per_term = {token: float(self._bm25.get_scores([token])[row]) for token in known}
+        asked = TextWords(query)
         query_tokens = tuple(
-            TokenShare(token, start, end, per_term.get(token, 0.0), kind_of(token, (start, end)))
+            TokenShare(token, start, end, per_term.get(token, 0.0), asked.kind_of((start, end)))
             for token, start, end in terms
         )
-        total_by_term = {token: 0.0 for token in per_term}
+        total_by_term = dict.fromkeys(per_term, 0.0)
         for share in query_tokens:
             if share.token in total_by_term:
                 total_by_term[share.token] += share.contribution
+        text = self.texts[row]
         found = [
-            (token, start, end)
-            for token, start, end in identifier_token_spans(self.texts[row])
-            if token in per_term
+            (token, start, end) for token, start, end in identifier_token_spans(text) if token in per_term
         ]
         occurrences = {
             token: sum(1 for found_token, _, _ in found if found_token == token) for token in per_term
         }
+        words = TextWords(text)
         window_tokens = tuple(
             TokenShare(
-                token, start, end, total_by_term[token] / occurrences[token], kind_of(token, (start, end))
+                token, start, end, total_by_term[token] / occurrences[token], words.kind_of((start, end))
             )
             for token, start, end in found
         )

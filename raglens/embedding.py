@@ -232,7 +232,7 @@ class SentenceTransformerEmbedder:
             )
         ]
         return TokenStates(
-            tuple(tokenizer.convert_ids_to_tokens(ids)), tuple(spans), vectors.float().cpu().numpy()
+            text, tuple(tokenizer.convert_ids_to_tokens(ids)), tuple(spans), vectors.float().cpu().numpy()
         )
 
     def _attribution_refusal(self) -> Unexplained | None:

@@ -110,5 +110,10 @@ class LexicalServer:
         elif scorer.texts[request.row] != request.window_text:
             answer = Unexplained("the window's text is not the one BM25 indexed")
         else:
-            answer = scorer.explain(request.question, request.row)
+            try:
+                answer = scorer.explain(request.question, request.row)
+            except Exception as error:  # an explanation that fails is said; it never ends the process
+                answer = Unexplained(
+                    f"BM25's terms could not be taken apart: {type(error).__name__}: {error}"
+                )
         self.send(ScoreExplained(request.request_id, answer))

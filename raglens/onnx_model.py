@@ -394,7 +394,7 @@ class OnnxEmbedder:
             None if special else (int(start), int(end))
             for special, (start, end) in zip(encoding.special_tokens_mask, encoding.offsets, strict=True)
         ]
-        return TokenStates(tuple(encoding.tokens), tuple(spans), vectors)
+        return TokenStates(text, tuple(encoding.tokens), tuple(spans), vectors)
 
     def _windows_session(self) -> Any:
         """The session for windows (and token vectors), opened on first use: a warm start whose windows

@@ -58,7 +58,7 @@ class HashingEmbedder:
         for position, word in enumerate(words):
             vectors[position, zlib.crc32(word.group().encode()) % self._dimension] = 1.0
         spans = tuple((word.start(), word.end()) for word in words)
-        return TokenStates(tuple(word.group() for word in words), spans, vectors)
+        return TokenStates(text, tuple(word.group() for word in words), spans, vectors)
 
     def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
         """Every word is a token; reading stops after ``max_seq_length - 2`` of them, as with BERT."""

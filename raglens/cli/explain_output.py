@@ -57,7 +57,7 @@ def explanation_lines(attribution: Attribution, shown: float, question: str, win
         for word in attribution.query_words(question)
     )
     return [
-        Text(f"why: {describe_split(attribution, shown)}", style="bold"),
+        Text(f"why: {describe_split(attribution)}", style="bold"),
         Text(f"     {describe_exactness(attribution, shown)}", style="dim"),
         Text(f"     strongest in the window: {strongest}"),
         Text(f"     the question's words: {asked}"),

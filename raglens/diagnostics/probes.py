@@ -12,7 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from raglens.attribution import Attribution, Explanation, TokenKind, share_of_phrase
+from raglens.attribution import (
+    Attribution,
+    Explanation,
+    TokenKind,
+    is_exact_for,
+    phrase_spans,
+    share_of_phrase,
+)
 from raglens.diagnostics.lexical import (
     IdentifierReport,
     identifier_report,
@@ -203,7 +210,7 @@ def quoted_share(context: ProbeContext, question: str, phrase: str, hit: Hit) ->
     None when it does not quote them or nothing can take its score apart."""
     window = hit.window
     text = window.text_in(context.texts[window.path])
-    if context.explain is None or not phrase.strip() or phrase.casefold() not in text.casefold():
+    if context.explain is None or not phrase_spans(text, phrase):
         return None
     explanation = context.explain(question, hit.row)
     if not isinstance(explanation, Explanation):
@@ -211,6 +218,12 @@ def quoted_share(context: ProbeContext, question: str, phrase: str, hit: Hit) ->
     quoted = share_of_phrase(explanation, text, phrase)
     split = explanation.share_by_kind()
     rest = split[TokenKind.SPECIAL] + split[TokenKind.PUNCTUATION]
+    if not is_exact_for(explanation, hit.score):
+        return (
+            f"The top hit quotes {phrase!r}: its words carry {quoted:+.3f} of the {explanation.total:.3f} "
+            f"its fp32 token vectors give, which is not the {hit.score:.3f} shown (those vectors were "
+            "computed otherwise), so that share is not exact for the score shown."
+        )
     return (
         f"Of the top hit's {hit.score:.3f}, the quoted words {phrase!r} carry {quoted:+.3f} exactly "
         f"(special tokens and punctuation {rest:+.3f}; y in the explorer shows every token's share)."

@@ -122,12 +122,14 @@ class ProbesReady(Message):
 
 
 class WhyReady(Message):
-    """The configurations' processes took the score apart (an answer is None if a process ended first)."""
+    """A configuration's process took the score apart for panel ``position`` of ``screen`` (None: the
+    process ended before it answered)."""
 
-    def __init__(self, screen: WhyScreen, answers: list[Attribution | None]) -> None:
+    def __init__(self, screen: WhyScreen, position: int, answer: Attribution | None) -> None:
         super().__init__()
         self.screen = screen
-        self.answers = answers
+        self.position = position
+        self.answer = answer
 
 
 class PromptReady(Message):

@@ -6,10 +6,11 @@ configuration's own embedding process, never here; a worker waits for its answer
 
 from __future__ import annotations
 
+import functools
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from textual import work
 from textual.worker import get_current_worker
 
 from raglens.ui.explorer_screen import ExplorerScreen
@@ -33,6 +34,9 @@ class WhyActions(ExplorerScreen):
         if question is None or result is None or corpus is None:
             self.notify("ask a question first: y takes a hit's score apart into its tokens", timeout=5)
             return
+        if self.a.index is None or self.a.corpus is None:
+            self.notify("the windows are being cut again: ask once they are ranked", timeout=5)
+            return
         row = self._why_row()
         if row is None:
             self.notify("no window to explain: highlight a hit, or open a file's window", timeout=5)
@@ -50,7 +54,9 @@ class WhyActions(ExplorerScreen):
             futures.append(future)
         screen = WhyScreen(question.text, parts)
         self.app.push_screen(screen)
-        self.wait_for_why(screen, futures)
+        for position, future in enumerate(futures):
+            if future is not None:
+                self.wait_for_why(screen, position, future)
 
     def _why_row(self) -> int | None:
         """A's row to explain: the selected window when the window view has the focus, else the hit."""
@@ -64,13 +70,15 @@ class WhyActions(ExplorerScreen):
             if rows is not None and current is not None and current < len(rows):
                 return rows.start + current
         hit = self.query_one(HitList).highlighted_hit
-        return hit.row if hit is not None else None
+        if hit is None or hit.row >= len(self.a.windows) or self.a.windows[hit.row] != hit.window:
+            return None  # no hit, or hits of a window set cut since (a new ranking is on its way)
+        return hit.row
 
     def _b_row_for(self, a_row: int) -> int | None:
         """B's window over the same text as A's row: the same row for the same windows, else the one of
         the same file that overlaps it most."""
         b = self.b
-        if b is None or not b.windows or a_row >= len(self.a.windows):
+        if b is None or b.index is None or not b.windows or a_row >= len(self.a.windows):
             return None
         window = self.a.windows[a_row]
         rows = b.file_rows.get(window.path)
@@ -88,12 +96,15 @@ class WhyActions(ExplorerScreen):
         self, run: ConfigurationRun, row: int, result: SearchResult | None, question: str
     ) -> tuple[WhyPart, Future[Attribution] | None]:
         """The panel of ``run``'s window ``row`` and the future of its taking apart (None: no process)."""
+        from raglens.attribution import Unexplained
         from raglens.search import score_of  # numpy is loaded once there is a result
 
-        assert self.corpus is not None
+        assert run.corpus is not None
         window = run.windows[row]
-        text = window.text_in(self.corpus.file(window.path).text)
+        text = window.text_in(run.corpus.file(window.path).text)  # the text the run's vectors were made of
         extent = run.index.extent(row) if run.index is not None else None
+        if result is not None and result.window_count != len(run.windows):
+            result = None  # a ranking of another window set: its score is not this window's
         part = WhyPart(
             f"{'A' if run is self.a else 'B'} · {run.model_label()} · {run.config.params.describe()}",
             window.citation,
@@ -103,15 +114,27 @@ class WhyActions(ExplorerScreen):
             not run.lexical,
         )
         process = run.process
-        return part, process.explain(question, text, run.generation, row) if process is not None else None
+        if process is None:
+            return replace(part, attribution=Unexplained("its embedding process is not running")), None
+        return part, process.explain(question, text, run.generation, row)
 
-    @work(thread=True, exclusive=True, group="why", exit_on_error=False, description="taking the score apart")
-    def wait_for_why(self, screen: WhyScreen, futures: list[Future[Attribution] | None]) -> None:
-        answers = [result_unless_cancelled(future) if future is not None else None for future in futures]
+    def wait_for_why(self, screen: WhyScreen, position: int, future: Future[Attribution]) -> None:
+        """Fill panel ``position`` once its process answers; each panel waits on its own."""
+        self.run_worker(
+            functools.partial(self._await_why, screen, position, future),
+            thread=True,
+            exclusive=True,
+            group=f"why-{position}",
+            exit_on_error=False,
+            description="taking the score apart",
+        )
+
+    def _await_why(self, screen: WhyScreen, position: int, future: Future[Attribution]) -> None:
+        answer = result_unless_cancelled(future)
         if not get_current_worker().is_cancelled:
-            self.post_message(WhyReady(screen, answers))
+            self.post_message(WhyReady(screen, position, answer))
 
     @while_shown
     def on_why_ready(self, message: WhyReady) -> None:
         if message.screen.is_attached:
-            message.screen.show(message.answers)
+            message.screen.show(message.position, message.answer)

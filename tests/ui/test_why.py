@@ -160,3 +160,31 @@ async def test_the_failure_lab_says_what_share_of_the_top_hit_the_quoted_name_ca
         assert isinstance(explanation, Explanation)
         name = next(s for s in explanation.window_tokens if s.token == "drain_pending_jobs")
         assert float(match.group(2)) == pytest.approx(name.contribution, abs=6e-4)
+
+
+async def test_y_while_the_windows_are_cut_again_says_so_and_asks_nothing() -> None:
+    from raglens.ui.screens.settings import Settings
+    from raglens.windows import WindowParams
+
+    notifications, record = notification_recorder()
+    app = make_app(query=QUESTION)
+    async with app.run_test(size=(160, 45), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "hits over the whole index")
+        app.main.action_focus_hits()
+        app.main.apply_settings(Settings(WindowParams(size=500, overlap=50), 5))
+        app.main.action_why()  # before the new windows are cut: the hits on screen are the old set's
+        await wait_until(pilot, lambda: bool(notifications), "a notification")
+        assert "being cut again" in notifications[-1].message
+        assert not isinstance(app.screen, WhyScreen)
+        await wait_until(
+            pilot,
+            lambda: fully_ranked(app, 5) and app.main.a.windows[0].length <= 500,
+            "hits over the new windows",
+        )
+        await pilot.press("y")
+        await wait_until(pilot, lambda: answered(app), "the why over the new windows")
+        screen = app.screen
+        assert isinstance(screen, WhyScreen)
+        (part,) = screen.parts
+        assert isinstance(part.attribution, Explanation) and part.shown is not None
+        assert part.attribution.residual(part.shown) == pytest.approx(0.0, abs=1e-6)

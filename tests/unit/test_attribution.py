@@ -10,13 +10,14 @@ from hypothesis.extra.numpy import arrays
 
 from raglens.attribution import (
     Explanation,
+    TextWords,
     TokenKind,
     TokenShare,
     TokenStates,
     Unexplained,
     explain_pair,
     explain_with,
-    kind_of,
+    phrase_spans,
     pooling_refusal,
     word_shares,
 )
@@ -28,7 +29,10 @@ finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False, width=32)
 
 def states(vectors: np.ndarray) -> TokenStates:
     count = vectors.shape[0]
-    return TokenStates(tuple(f"t{i}" for i in range(count)), tuple((i, i + 1) for i in range(count)), vectors)
+    text = "x" * count
+    return TokenStates(
+        text, tuple(f"t{i}" for i in range(count)), tuple((i, i + 1) for i in range(count)), vectors
+    )
 
 
 def pooled(vectors: np.ndarray) -> np.ndarray:
@@ -93,23 +97,49 @@ def test_an_engine_without_token_vectors_says_so() -> None:
 
 
 @pytest.mark.parametrize(
-    ("token", "span", "kind"),
+    ("text", "span", "kind"),
     [
-        ("[CLS]", None, TokenKind.SPECIAL),
-        (":", (3, 4), TokenKind.PUNCTUATION),
-        ('."""', (3, 7), TokenKind.PUNCTUATION),
-        ("the", (0, 3), TokenKind.STOP_WORD),
-        ("##the", (0, 3), TokenKind.CONTENT),  # a piece of a longer word is not the word "the"
-        ("job", (0, 3), TokenKind.CONTENT),
-        ("▁The", (0, 3), TokenKind.STOP_WORD),
+        ("x [CLS]", None, TokenKind.SPECIAL),
+        ("a: b", (1, 2), TokenKind.PUNCTUATION),
+        ('end."""', (3, 7), TokenKind.PUNCTUATION),
+        ("the job", (0, 3), TokenKind.STOP_WORD),
+        ("isinstance(x)", (0, 2), TokenKind.CONTENT),  # the piece "is" of a longer word is content
+        ("a job", (1, 5), TokenKind.CONTENT),  # a SentencePiece token starts on the space before its word
+        ("a   ", (1, 3), TokenKind.PUNCTUATION),  # blanks only: no word holds it
     ],
 )
-def test_kinds(token: str, span: tuple[int, int] | None, kind: TokenKind) -> None:
-    assert kind_of(token, span) is kind
+def test_a_token_is_of_the_kind_of_the_word_that_holds_it(
+    text: str, span: tuple[int, int] | None, kind: TokenKind
+) -> None:
+    assert TextWords(text).kind_of(span) is kind
+
+
+def test_the_bundled_tokenizers_pieces_take_their_words_kind() -> None:
+    from raglens.embedding import default_model_path
+    from raglens.tokens import load_tokenizer
+
+    tokenizer = load_tokenizer(default_model_path(), "all-MiniLM-L6-v2")
+    text = "if isinstance(job, Job) and job.has_more: return the Straße"
+    encoding = tokenizer.encode(text, add_special_tokens=False)
+    words = TextWords(text)
+    kinds = {
+        token: words.kind_of(span) for token, span in zip(encoding.tokens, encoding.offsets, strict=True)
+    }
+    assert kinds["is"] is TokenKind.CONTENT, encoding.tokens  # of isinstance
+    assert kinds["has"] is TokenKind.CONTENT  # of has_more
+    assert kinds["the"] is TokenKind.STOP_WORD and kinds["and"] is TokenKind.STOP_WORD
+
+
+def test_a_phrase_is_found_in_the_original_text_as_a_whole_word() -> None:
+    text = "Straße parse_config() and a valid id"
+    assert phrase_spans(text, "parse_config") == [(7, 19)]
+    assert phrase_spans(text, "PARSE_CONFIG") == [(7, 19)]
+    assert phrase_spans(text, "id") == [(34, 36)], "not the id inside valid"
+    assert phrase_spans(text, " ") == []
 
 
 def share(token: str, start: int | None, end: int | None, value: float) -> TokenShare:
-    return TokenShare(token, start, end, value, kind_of(token, None if start is None else (start, end or 0)))
+    return TokenShare(token, start, end, value, TokenKind.SPECIAL if start is None else TokenKind.CONTENT)
 
 
 def test_word_pieces_add_up_into_their_word_and_repeats_into_one_entry() -> None:
@@ -177,3 +207,15 @@ def test_bm25_is_taken_apart_by_query_term_and_adds_up_to_its_score() -> None:
     terms = {s.token: s.contribution for s in scorer.explain(question, 0).query_tokens}
     assert terms["how"] == 0.0, "a term the window lacks adds nothing"
     assert terms["drain_pending_jobs"] > terms["queue"] > 0, "the rare compound outweighs a common word"
+
+
+def test_the_exactness_line_says_the_residual_and_that_it_cannot_tell_why() -> None:
+    from raglens.attribution import describe_exactness
+
+    explanation = Explanation("exact: mean pooling", 0.5, (), ())
+    assert describe_exactness(explanation, 0.5 + 2e-8).endswith(
+        "the shares sum to the score shown, within 2e-08"
+    )
+    approximate = describe_exactness(explanation, 0.497)
+    assert "+3.0e-03 from the score shown (0.4970)" in approximate and "cannot tell which" in approximate
+    assert "not ranked" in describe_exactness(explanation, None)

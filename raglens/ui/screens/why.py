@@ -28,6 +28,8 @@ COSINE_FULL_SHARE = 0.005
 """A token share drawn at full colour on the cosine scale: a 256-token window's strongest tokens carry
 0.005-0.04 of its score, most carry under 0.002."""
 STRONGEST = 8
+WORD_SCALE = 4
+"""The words listed sum their tokens and occurrences: drawn at full colour at this many times a token's."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,11 @@ def _full_share(part: WhyPart, explanation: Explanation) -> float:
 def legend(part: WhyPart, explanation: Explanation) -> Text:
     """What the colours mean, on which scale."""
     full = _full_share(part, explanation)
-    scale = f"full colour at ±{full:.3f} a token" if part.cosine else "full colour at the strongest term"
+    scale = (
+        f"full colour at ±{full:.3f} a token, ±{full * WORD_SCALE:.3f} a word"
+        if part.cosine
+        else "full colour at the strongest term"
+    )
     return Text.assemble(
         (" toward the question ", share_style(full, full)),
         " ",
@@ -95,8 +101,11 @@ def coloured_window(part: WhyPart, explanation: Explanation) -> Text:
     read = len(text) if part.chars_read is None else part.chars_read
     styles: dict[int, tuple[int, Style]] = {}
     for share in explanation.window_tokens:
-        if share.start is not None and share.end is not None and share.end > share.start:
-            styles[share.start] = (share.end, share_style(share.contribution, full))
+        if share.start is None or share.end is None or share.end <= share.start:
+            continue
+        if share.start in styles and styles[share.start][0] <= share.end:
+            continue  # the shorter token at a place is drawn: BM25's parts, not the compound over them
+        styles[share.start] = (share.end, share_style(share.contribution, full))
     cuts = sorted({0, len(text), min(read, len(text)), *styles, *(end for end, _ in styles.values())})
     starts = sorted(styles)
     out = Text()
@@ -113,7 +122,13 @@ def coloured_window(part: WhyPart, explanation: Explanation) -> Text:
 
 def part_renderable(part: WhyPart, question: str) -> Text:
     """One configuration's why: header, split, legend, question words, strongest words, window."""
-    from raglens.attribution import Unexplained, adds_nothing, describe_exactness, describe_split
+    from raglens.attribution import (
+        Unexplained,
+        adds_nothing,
+        describe_exactness,
+        describe_split,
+        is_exact_for,
+    )
 
     shown = "not ranked yet" if part.shown is None else f"{part.shown:.3f}"
     out = Text.assemble((part.label, "bold"), "\n", (printable(part.citation), "green"), f"  score {shown}\n")
@@ -122,20 +137,20 @@ def part_renderable(part: WhyPart, question: str) -> Text:
         return out.append("taking the score apart…", style="dim")
     if isinstance(attribution, Unexplained):
         return out.append(attribution.reason, style="yellow")
-    score = attribution.total if part.shown is None else part.shown
-    out.append(describe_split(attribution, score) + "\n", style="bold")
-    out.append(describe_exactness(attribution, score) + "\n", style="dim")
+    out.append(describe_split(attribution) + "\n", style="bold")
+    exact = part.shown is not None and is_exact_for(attribution, part.shown)
+    out.append(describe_exactness(attribution, part.shown) + "\n", style="dim" if exact else "yellow")
     out.append_text(legend(part, attribution))
     out.append("\n\nthe question's words: ")
     full = _full_share(part, attribution)
     for word in attribution.query_words(question):
-        out.append(f"{printable(word.word)}", share_style(word.contribution, full * 4))
+        out.append(f"{printable(word.word)}", share_style(word.contribution, full * WORD_SCALE))
         note = " nothing here" if adds_nothing(word) else ""
         out.append(f" {word.contribution:+.3f}{note}  ", "dim" if note else "")
     out.append("\nstrongest in the window: ")
     for word in attribution.strongest_words(part.window_text, STRONGEST):
         times = f" ×{word.count}" if word.count > 1 else ""  # noqa: RUF001
-        out.append(f"{printable(word.word)}", share_style(word.contribution, full * 4))
+        out.append(f"{printable(word.word)}", share_style(word.contribution, full * WORD_SCALE))
         out.append(f"{times} {word.contribution:+.3f}  ")
     out.append("\n\n")
     out.append_text(coloured_window(part, attribution))
@@ -161,16 +176,15 @@ class WhyScreen(ModalScreen[None]):
                         part_renderable(part, self.question), id=f"why-part-{position}", classes="why-part"
                     )
 
-    def show(self, attributions: list[Attribution | None]) -> None:
-        """Fill each panel with its configuration's answer (None: the process ended before it answered)."""
+    def show(self, position: int, attribution: Attribution | None) -> None:
+        """Fill panel ``position`` with its configuration's answer (None: the process ended first)."""
         from raglens.attribution import Unexplained
 
-        for position, (part, attribution) in enumerate(zip(self.parts, attributions, strict=True)):
-            answer = attribution or Unexplained("the embedding process ended before it answered; ask again")
-            self.parts[position] = replace(part, attribution=answer)
-            self.query_one(f"#why-part-{position}", Static).update(
-                part_renderable(self.parts[position], self.question)
-            )
+        answer = attribution or Unexplained("the embedding process ended before it answered; ask again")
+        self.parts[position] = replace(self.parts[position], attribution=answer)
+        self.query_one(f"#why-part-{position}", Static).update(
+            part_renderable(self.parts[position], self.question)
+        )
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -166,6 +166,8 @@ class WhyScreen(ModalScreen[None]):
         super().__init__()
         self.question = question
         self.parts = parts
+        self._mounted = False
+        """Whether the panels are mounted: an answer before that is drawn by on_mount."""
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="why-box"):
@@ -176,12 +178,25 @@ class WhyScreen(ModalScreen[None]):
                         part_renderable(part, self.question), id=f"why-part-{position}", classes="why-part"
                     )
 
+    def on_mount(self) -> None:
+        """Draw what answered while the panels were being mounted."""
+        self._mounted = True
+        for position in range(len(self.parts)):
+            self._draw(position)
+
     def show(self, position: int, attribution: Attribution | None) -> None:
-        """Fill panel ``position`` with its configuration's answer (None: the process ended first)."""
+        """Fill panel ``position`` with its configuration's answer (None: the process ended first).
+
+        An answer may come before the panels are mounted: it is kept, and drawn once they are.
+        """
         from raglens.attribution import Unexplained
 
         answer = attribution or Unexplained("the embedding process ended before it answered; ask again")
         self.parts[position] = replace(self.parts[position], attribution=answer)
+        if self._mounted:
+            self._draw(position)
+
+    def _draw(self, position: int) -> None:
         self.query_one(f"#why-part-{position}", Static).update(
             part_renderable(self.parts[position], self.question)
         )

@@ -511,7 +511,15 @@ def _run_files(args: argparse.Namespace) -> int:
     coverage = None
     counter = None if is_bm25(model) else token_counter_for(model)
     if counter is not None:
-        coverage = measure_coverage(corpus.texts(), windows, counter)
+        from raglens.cli.narration import Narrator
+
+        with Narrator(console_for(stderr=True)) as narrator:
+            coverage = measure_coverage(
+                corpus.texts(),
+                windows,
+                counter,
+                lambda done, total: narrator.counted("measuring what the model reads", done, total),
+            )
     else:
         why = "bm25 reads every token of a window; no coverage to measure"
         if not is_bm25(model):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from types import TracebackType
 
 from rich.console import Console
@@ -40,6 +41,15 @@ class TimeLeftColumn(TimeRemainingColumn):
         return Text("" if left is None else f"~{duration(left)} left", style="progress.remaining")
 
 
+@dataclass
+class _Count:
+    """A counted step: when it started, when its bar was last updated (monotonic), and its bar."""
+
+    started: float
+    shown: float
+    task: TaskID | None = None
+
+
 class Narrator:
     """Turns pipeline steps into ``-> ...`` lines; on a terminal, progress is a live bar.
 
@@ -55,11 +65,8 @@ class Narrator:
         """The embedding bar, while a window set embeds."""
         self._grid_task: TaskID | None = None
         """The bar over an eval grid's configurations, while one runs."""
-        self._cases_task: TaskID | None = None
-        """The bar of golden cases scored, once scoring has lasted CASES_SHOWN_EVERY seconds."""
-        self._cases_started = 0.0
-        self._cases_shown = 0.0
-        """When the scoring of the cases started, and when its bar was last updated (monotonic)."""
+        self._counts: dict[str, _Count] = {}
+        """The counted steps under way (golden cases scored, windows measured), by label."""
 
     def say(self, message: str) -> None:
         """One narrated line of the CLI's own, such as loading the model."""
@@ -106,38 +113,41 @@ class Narrator:
             self._stop_if_idle()
 
     def cases_scored(self, done: int, total: int) -> None:
-        """``done`` of ``total`` golden cases scored (0: scoring starts; ``total``: it ended).
+        """``done`` of ``total`` golden cases scored (0: scoring starts; ``total``: it ended)."""
+        self.counted("scoring the cases", done, total)
+
+    def counted(self, label: str, done: int, total: int) -> None:
+        """``done`` of ``total`` items of the step ``label`` (0: the step starts; ``total``: it ended).
 
         On a terminal, a live bar of the count, updated at most every CASES_SHOWN_EVERY seconds, with
-        the time left at the pace so far once CASES_BEFORE_ESTIMATE cases set it; off a terminal
-        nothing, as for embedding. Called once per case: between updates it only reads the clock.
+        the time left at the pace so far once CASES_BEFORE_ESTIMATE items set it; off a terminal
+        nothing, as for embedding. Cheap between updates: it only reads the clock.
         """
         if self._quiet:
             return
         now = time.monotonic()
         if done == 0:
-            self._cases_started = self._cases_shown = now
+            self._counts[label] = _Count(now, now)
             return
-        if done < total and now - self._cases_shown < CASES_SHOWN_EVERY:
+        count = self._counts.setdefault(label, _Count(now, now))
+        if done < total and now - count.shown < CASES_SHOWN_EVERY:
             return
-        self._cases_shown = now
+        count.shown = now
         if done >= total:
-            if self._cases_task is not None and self._progress is not None:
-                self._progress.remove_task(self._cases_task)
-                self._cases_task = None
+            del self._counts[label]
+            if count.task is not None and self._progress is not None:
+                self._progress.remove_task(count.task)
                 self._stop_if_idle()
             return
         if not self._console.is_terminal:
             return
         seconds_left = None
         if done >= CASES_BEFORE_ESTIMATE:
-            seconds_left = round((total - done) * (now - self._cases_started) / done)
+            seconds_left = round((total - done) * (now - count.started) / done)
         progress = self._live()
-        if self._cases_task is None:
-            self._cases_task = progress.add_task(
-                "scoring the cases", total=total, completed=done, seconds_left=seconds_left
-            )
-        progress.update(self._cases_task, completed=done, seconds_left=seconds_left)
+        if count.task is None:
+            count.task = progress.add_task(label, total=total, completed=done, seconds_left=seconds_left)
+        progress.update(count.task, completed=done, seconds_left=seconds_left)
 
     def _show_embedding(self, step: WindowsEmbedded) -> None:
         if not self._console.is_terminal:
@@ -155,7 +165,11 @@ class Narrator:
             self.say(step.describe())
 
     def _stop_if_idle(self) -> None:
-        idle = self._task is None and self._grid_task is None and self._cases_task is None
+        idle = (
+            self._task is None
+            and self._grid_task is None
+            and all(c.task is None for c in self._counts.values())
+        )
         if self._progress is not None and idle:
             self._stop_progress()
 
@@ -163,7 +177,8 @@ class Narrator:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
-            self._task = self._grid_task = self._cases_task = None
+            self._task = self._grid_task = None
+            self._counts.clear()
 
     def __enter__(self) -> Narrator:
         return self

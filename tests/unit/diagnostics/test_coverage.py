@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -53,3 +54,32 @@ def test_suggested_size_is_the_lower_quartile_of_what_was_read() -> None:
     assert suggest_window_size(windows, extents) == 700
     whole = [ReadingExtent(10, 1000) for _ in windows]
     assert suggest_window_size(windows, whole) is None
+
+
+def test_coverage_measured_in_batches_is_the_coverage_of_every_window_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from raglens.corpus import CorpusOptions, load_corpus
+    from raglens.diagnostics import coverage
+    from raglens.windows import WindowParams, cut_corpus
+    from tests.conftest import SAMPLE_CORPUS
+
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    windows = cut_corpus(corpus, WindowParams())
+    counter = coverage.token_counter_for(None)
+    assert counter is not None
+    texts = corpus.texts()
+    at_once = coverage.corpus_coverage(
+        {path: len(text) for path, text in texts.items()},
+        windows,
+        counter.reading_extents([w.text_in(texts[w.path]) for w in windows]),
+        counter.content_limit,
+    )
+    monkeypatch.setattr(coverage, "COVERAGE_BATCH", 7)
+    heard: list[tuple[int, int]] = []
+    in_batches = coverage.measure_coverage(
+        texts, windows, counter, lambda done, total: heard.append((done, total))
+    )
+    assert in_batches == at_once
+    assert heard[0] == (0, 66) and heard[-1] == (66, 66) and len(heard) == 1 + -(-66 // 7)
+    assert [done for done, _ in heard] == sorted(done for done, _ in heard)

@@ -736,3 +736,26 @@ async def test_every_finding_of_the_score_strip_is_on_screen(size: tuple[int, in
             assert all(len(line) <= strip.size.width for line in rendered), rendered
             await pilot.press("escape", "i")  # the findings whole: they may scroll, never cut
             await wait_until(pilot, lambda: strip.unfolded and "(i)" not in str(strip.render()), "unfolded")
+
+
+async def test_a_rescan_lets_the_old_corpus_tree_go() -> None:
+    """The heap is frozen after each corpus load (a full collection stalled the loop); what a re-scan
+    replaces (the tree's nodes, which hold each other in cycles) would be kept for good by it."""
+    import gc
+    import weakref
+
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        read_before = [app.main.corpus]
+        gone = weakref.ref(next(iter(app.query_one(CorpusTree).root.children)))
+        app.main.action_rescan()
+        await wait_until(
+            pilot,
+            lambda: app.main.corpus is not read_before[0] and index_complete(app),
+            "the corpus read again",
+        )
+        read_before.clear()
+        await pilot.pause()
+        gc.collect()  # frozen objects survive it: only what the app unfroze can go
+        assert gone() is None, "the tree's old nodes outlive the re-scan that replaced them"

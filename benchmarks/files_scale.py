@@ -60,7 +60,8 @@ def build_corpus(source: Path, target: Path, windows: int) -> int:
 
 
 def measure(script: str, corpus: Path) -> tuple[float, float]:
-    """Seconds and peak resident MiB of ``script`` run on ``corpus`` in a fresh process."""
+    """Seconds and peak resident MiB of ``script`` run on ``corpus`` in a fresh process (``ru_maxrss`` is
+    in KiB on Linux, where this was measured; macOS gives bytes)."""
     done = subprocess.run(
         [sys.executable, "-c", script, str(corpus)], capture_output=True, text=True, check=True
     )

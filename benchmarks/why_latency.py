@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import statistics
 import subprocess
@@ -129,7 +130,15 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path)
     args = parser.parse_args()
     ensure_bytecode()
-    cache_dir = args.cache_dir or Path(tempfile.mkdtemp(prefix="raglens-why-"))
+    with contextlib.ExitStack() as stack:
+        cache_dir = args.cache_dir or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="raglens-why-"))
+        )
+        measure(args, cache_dir)
+
+
+def measure(args: argparse.Namespace, cache_dir: Path) -> None:
+    """Warm the cache in ``cache_dir``, press y, time the floor, and print the figures."""
     warm_cache(args.path, cache_dir)
     seconds, texts = asyncio.run(why_latencies(args.path, args.question, cache_dir, args.rounds))
     floor = bare_encode_seconds(cache_dir, texts)

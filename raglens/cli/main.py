@@ -513,7 +513,7 @@ def _run_files(args: argparse.Namespace) -> int:
     if counter is not None:
         from raglens.cli.narration import Narrator
 
-        with Narrator(console_for(stderr=True)) as narrator:
+        with Narrator(console_for(stderr=True), quiet=args.quiet) as narrator:
             coverage = measure_coverage(
                 corpus.texts(),
                 windows,

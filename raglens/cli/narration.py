@@ -21,10 +21,11 @@ from rich.text import Text
 from raglens.display import duration
 from raglens.pipeline_steps import PipelineStep, WindowsEmbedded
 
-CASES_SHOWN_EVERY = 2.0
-"""Seconds between two updates of the cases-scored bar, and before the first: a short eval shows none."""
-CASES_BEFORE_ESTIMATE = 20
-"""Cases scored before the time left is extrapolated from their pace (the first query warms the model)."""
+COUNTED_SHOWN_EVERY = 2.0
+"""Seconds between two updates of a counted step's bar (cases scored, windows measured), and before the
+first: a short step shows none."""
+COUNTED_BEFORE_ESTIMATE = 20
+"""Items counted before the time left is extrapolated from their pace (the first query warms the model)."""
 
 
 class TimeLeftColumn(TimeRemainingColumn):
@@ -119,22 +120,22 @@ class Narrator:
     def counted(self, label: str, done: int, total: int) -> None:
         """``done`` of ``total`` items of the step ``label`` (0: the step starts; ``total``: it ended).
 
-        On a terminal, a live bar of the count, updated at most every CASES_SHOWN_EVERY seconds, with
-        the time left at the pace so far once CASES_BEFORE_ESTIMATE items set it; off a terminal
+        On a terminal, a live bar of the count, updated at most every COUNTED_SHOWN_EVERY seconds, with
+        the time left at the pace so far once COUNTED_BEFORE_ESTIMATE items set it; off a terminal
         nothing, as for embedding. Cheap between updates: it only reads the clock.
         """
         if self._quiet:
             return
         now = time.monotonic()
-        if done == 0:
+        if done == 0 and total > 0:
             self._counts[label] = _Count(now, now)
             return
         count = self._counts.setdefault(label, _Count(now, now))
-        if done < total and now - count.shown < CASES_SHOWN_EVERY:
+        if done < total and now - count.shown < COUNTED_SHOWN_EVERY:
             return
         count.shown = now
         if done >= total:
-            del self._counts[label]
+            self._counts.pop(label, None)
             if count.task is not None and self._progress is not None:
                 self._progress.remove_task(count.task)
                 self._stop_if_idle()
@@ -142,7 +143,7 @@ class Narrator:
         if not self._console.is_terminal:
             return
         seconds_left = None
-        if done >= CASES_BEFORE_ESTIMATE:
+        if done >= COUNTED_BEFORE_ESTIMATE:
             seconds_left = round((total - done) * (now - count.started) / done)
         progress = self._live()
         if count.task is None:
@@ -178,7 +179,8 @@ class Narrator:
             self._progress.stop()
             self._progress = None
             self._task = self._grid_task = None
-            self._counts.clear()
+            for count in self._counts.values():
+                count.task = None  # its bar went with the display; its start time stays
 
     def __enter__(self) -> Narrator:
         return self

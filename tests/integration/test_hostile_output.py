@@ -486,7 +486,7 @@ def test_eval_shows_no_case_count_off_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The embedding bar shows only its last line off a terminal; so does the cases' count."""
-    monkeypatch.setattr(raglens.cli.narration, "CASES_SHOWN_EVERY", 0.0)
+    monkeypatch.setattr(raglens.cli.narration, "COUNTED_SHOWN_EVERY", 0.0)
     code, out, err = run_main(capsys, "eval", str(SAMPLE_CORPUS), GOLDEN, *FAKE)
     assert code == 0 and "recall@8" in out
     assert "scoring the cases" not in err

@@ -191,16 +191,23 @@ async def test_y_while_the_windows_are_cut_again_says_so_and_asks_nothing() -> N
 
 
 async def test_an_answer_that_comes_before_the_panels_are_mounted_is_drawn() -> None:
-    from textual.app import App
+    from textual.app import App, ComposeResult
 
     from raglens.ui.screens.why import WhyPart
 
     part = WhyPart("A · fake", "a.py:L1-L1", 0.5, "job done", None, True)
     explanation = Explanation("exact: mean pooling", 0.5, (), ())
+
+    class AnsweredWhileComposing(WhyScreen):
+        """The answer lands after the panels are made and before they are mounted."""
+
+        def compose(self) -> ComposeResult:
+            yield from super().compose()
+            self.show(0, explanation)
+
     async with App[None]().run_test() as pilot:
-        screen = WhyScreen("q", [part])
+        screen = AnsweredWhileComposing("q", [part])
         pilot.app.push_screen(screen)
-        screen.show(0, explanation)  # before its compose: kept, then drawn by on_mount
         await wait_until(pilot, lambda: bool(screen.query("#why-part-0")), "the panel")
         await pilot.pause()
         assert "exact: mean pooling" in str(screen.query_one("#why-part-0", Static).render())

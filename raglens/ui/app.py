@@ -10,12 +10,11 @@ from collections.abc import Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.markup import escape as escape_markup
 from textual.screen import Screen
 
 from raglens.embedding_process import EmbeddingProcess
-from raglens.printable import printable_name
 from raglens.ui.app_config import AppConfig
+from raglens.ui.file_commands import FileCommands
 from raglens.ui.navigation import NARROW_BELOW
 from raglens.ui.screens.main import MainScreen
 from raglens.ui.terminal_watch import watch_terminal
@@ -40,6 +39,8 @@ class RaglensApp(App[None]):
 
     CSS_PATH = "raglens.tcss"
     TITLE = "raglens"
+    COMMANDS = App.COMMANDS | {FileCommands}
+    """The palette's own commands and raglens's (get_system_commands), and a search over the files."""
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
     """Below NARROW_BELOW columns the corpus pane folds away (t shows it), so the window view and
     the hits keep room for a line of code and the score strip."""
@@ -121,12 +122,3 @@ class RaglensApp(App[None]):
             "Re-scan the corpus", "Read the files again; embed only what changed", main.action_rescan
         )
         yield SystemCommand("Help", "Keys and what the colours mean", main.action_help)
-        if main.corpus is not None:
-            for source in main.corpus.files:
-                # The palette reads a title as markup: a file named [x=1:2].md crashed it, and one named
-                # [@click=app.quit]x.md became a link that quit the app.
-                yield SystemCommand(
-                    f"Open {escape_markup(printable_name(source.path))}",
-                    "Show this file's windows",
-                    lambda path=source.path: main.show_file(path, 0),
-                )

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.widgets import Static
 
 from raglens.ui.widgets.corpus_tree import CorpusTree
@@ -72,10 +73,20 @@ async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Pa
 HOSTILE_NAMES = ["[x=1:2].md", "[slug].md", "[bold red]x.md", "[@click=app.quit]CLICK.md", "two\nlines.md"]
 
 
+def palette_titles(app: App[None]) -> list[str]:
+    """The titles the command palette offers now (none while it is not open)."""
+    from textual.widgets import OptionList
+
+    options = app.screen.query(OptionList)
+    if not options:
+        return []
+    shown = options.first()
+    return [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
+
+
 async def test_file_names_in_the_command_palette_are_shown_as_text(tmp_path: Path) -> None:
     """A name is never markup: [x=1:2].md crashed the palette, [@click=app.quit]… became a quit link."""
     from textual.command import CommandPalette
-    from textual.widgets import OptionList
 
     for name in HOSTILE_NAMES:
         (tmp_path / name).write_text(f"notes in {name!r}\n", encoding="utf-8")
@@ -86,15 +97,10 @@ async def test_file_names_in_the_command_palette_are_shown_as_text(tmp_path: Pat
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"Open")
 
-        def titles() -> list[str]:
-            options = app.screen.query(OptionList)
-            if not options:
-                return []
-            shown = options.first()
-            return [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
-
-        await wait_until(pilot, lambda: len([t for t in titles() if t.startswith("Open ")]) >= 5, "the files")
-        shown = "\n".join(titles())
+        await wait_until(
+            pilot, lambda: len([t for t in palette_titles(app) if t.startswith("Open ")]) >= 5, "the files"
+        )
+        shown = "\n".join(palette_titles(app))
         for name in HOSTILE_NAMES:
             assert f"Open {name.replace(chr(10), chr(0x240A))}" in shown, f"{name!r} not shown as text"
         assert app.is_running
@@ -142,7 +148,6 @@ async def test_the_palette_lists_files_only_as_they_match_and_only_the_best(
 ) -> None:
     """Listing every file when the palette opened took 1.2 s at 20k files; typing laid out every match."""
     from textual.command import CommandPalette
-    from textual.widgets import OptionList
 
     from raglens.ui import file_commands
 
@@ -155,17 +160,14 @@ async def test_the_palette_lists_files_only_as_they_match_and_only_the_best(
         await pilot.press("ctrl+p")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
 
-        def titles() -> list[str]:
-            options = app.screen.query(OptionList)
-            if not options:
-                return []
-            shown = options.first()
-            return [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
-
         await pilot.pause()
-        assert not [t for t in titles() if t.startswith("Open ")], "no file is listed before a search"
+        assert not [t for t in palette_titles(app) if t.startswith("Open ")], (
+            "no file is listed before a search"
+        )
         await pilot.press(*"Open alph")
-        await wait_until(pilot, lambda: any(t.startswith("Open ") for t in titles()), "the matching files")
+        await wait_until(
+            pilot, lambda: any(t.startswith("Open ") for t in palette_titles(app)), "the matching files"
+        )
         await pilot.pause()
-        opened = [t for t in titles() if t.startswith("Open ")]
+        opened = [t for t in palette_titles(app) if t.startswith("Open ")]
         assert len(opened) == 2 and all("alp" in t for t in opened), opened

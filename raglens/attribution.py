@@ -72,6 +72,17 @@ class TokenStates:
             raise ValueError("a text with no tokens has no vector to take apart")
 
 
+def token_spans(
+    special_tokens_mask: Sequence[int], offsets: Sequence[tuple[int, int]]
+) -> tuple[tuple[int, int] | None, ...]:
+    """Each token's characters from a tokenizer's offsets, None for a special token (its offsets are
+    ``(0, 0)``, which would read as the text's start)."""
+    return tuple(
+        None if special else (int(start), int(end))
+        for special, (start, end) in zip(special_tokens_mask, offsets, strict=True)
+    )
+
+
 @dataclass(frozen=True)
 class TokenShare:
     """One token's share of a score: positive pulls the text toward the other text, negative away."""

@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from raglens.attribution import TokenStates, Unexplained, pooling_refusal
+from raglens.attribution import TokenStates, Unexplained, pooling_refusal, token_spans
 from raglens.embedding_events import DEFAULT_MODEL_NAME, ReadingExtent
 from raglens.errors import BadInputError, ModelLoadError
 from raglens.model_names import model_source
@@ -225,14 +225,9 @@ class SentenceTransformerEmbedder:
             return Unexplained(
                 f"the tokenizer gives {len(ids)} tokens where the model pooled {vectors.shape[0]}"
             )
-        spans = [
-            None if special else (int(start), int(end))
-            for special, (start, end) in zip(
-                encoded["special_tokens_mask"], encoded["offset_mapping"], strict=True
-            )
-        ]
+        spans = token_spans(encoded["special_tokens_mask"], encoded["offset_mapping"])
         return TokenStates(
-            text, tuple(tokenizer.convert_ids_to_tokens(ids)), tuple(spans), vectors.float().cpu().numpy()
+            text, tuple(tokenizer.convert_ids_to_tokens(ids)), spans, vectors.float().cpu().numpy()
         )
 
     def _attribution_refusal(self) -> Unexplained | None:

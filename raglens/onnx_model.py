@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from raglens.attribution import TokenStates, Unexplained, no_explanation_for
+from raglens.attribution import TokenStates, Unexplained, no_explanation_for, token_spans
 from raglens.embedding import SentenceTransformerEmbedder, normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
@@ -390,11 +390,8 @@ class OnnxEmbedder:
         mean = vectors.astype(np.float64).mean(axis=0)
         if not np.allclose(mean, pooled[0], rtol=0, atol=1e-5 * max(float(np.linalg.norm(mean)), 1e-12)):
             return Unexplained("the export's token vectors do not pool to its own vector")
-        spans = [
-            None if special else (int(start), int(end))
-            for special, (start, end) in zip(encoding.special_tokens_mask, encoding.offsets, strict=True)
-        ]
-        return TokenStates(text, tuple(encoding.tokens), tuple(spans), vectors)
+        spans = token_spans(encoding.special_tokens_mask, encoding.offsets)
+        return TokenStates(text, tuple(encoding.tokens), spans, vectors)
 
     def _windows_session(self) -> Any:
         """The session for windows (and token vectors), opened on first use: a warm start whose windows

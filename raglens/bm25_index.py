@@ -14,6 +14,7 @@ token. No stop words are removed and no stemming is done.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -111,21 +112,20 @@ class BM25Scorer:
             TokenShare(token, start, end, per_term.get(token, 0.0), asked.kind_of((start, end)))
             for token, start, end in terms
         )
-        total_by_term = dict.fromkeys(per_term, 0.0)
-        for share in query_tokens:
-            if share.token in total_by_term:
-                total_by_term[share.token] += share.contribution
+        asked_times = Counter(token for token, _, _ in terms)  # bm25s adds a repeated term's score again
         text = self.texts[row]
         found = [
             (token, start, end) for token, start, end in identifier_token_spans(text) if token in per_term
         ]
-        occurrences = {
-            token: sum(1 for found_token, _, _ in found if found_token == token) for token in per_term
-        }
+        occurrences = Counter(token for token, _, _ in found)
         words = TextWords(text)
         window_tokens = tuple(
             TokenShare(
-                token, start, end, total_by_term[token] / occurrences[token], words.kind_of((start, end))
+                token,
+                start,
+                end,
+                per_term[token] * asked_times[token] / occurrences[token],
+                words.kind_of((start, end)),
             )
             for token, start, end in found
         )

@@ -341,6 +341,14 @@ def adds_nothing(word: WordShare) -> bool:
     return word.contribution <= 0.0
 
 
+def describe_share(word: WordShare, *, asked: bool = False) -> str:
+    """What follows a word in a list of shares: `` ×22 +0.041`` (how often, when more than once, and
+    its share); for a word of the question (``asked``), `` nothing here`` when it adds nothing."""  # noqa: RUF002
+    times = f" ×{word.count}" if word.count > 1 else ""  # noqa: RUF001
+    nothing = " nothing here" if asked and adds_nothing(word) else ""
+    return f"{times} {word.contribution:+.3f}{nothing}"
+
+
 def phrase_spans(text: str, phrase: str) -> list[tuple[int, int]]:
     """Where ``phrase`` occurs in ``text``, case ignored; a phrase that starts or ends with a word
     character only as a whole word there (``id`` is not in ``valid``)."""

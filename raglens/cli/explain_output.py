@@ -9,8 +9,8 @@ from rich.text import Text
 from raglens.attribution import (
     Attribution,
     Unexplained,
-    adds_nothing,
     describe_exactness,
+    describe_share,
     describe_split,
 )
 from raglens.printable import printable
@@ -45,16 +45,16 @@ def explanation_document(attribution: Attribution, shown: float) -> dict[str, An
 
 
 def explanation_lines(attribution: Attribution, shown: float, question: str, window_text: str) -> list[Text]:
-    """A hit's why, in three lines: the split by kind, its strongest words, the question's words."""
+    """A hit's why, in four lines: the split by kind, its exactness, its strongest words, the question's
+    words."""
     if isinstance(attribution, Unexplained):
         return [Text(f"why: {attribution.reason}", style="dim")]
     strongest = " · ".join(
-        f"{printable(word.word)}{f' ×{word.count}' if word.count > 1 else ''} {word.contribution:+.3f}"  # noqa: RUF001
+        printable(word.word) + describe_share(word)
         for word in attribution.strongest_words(window_text, STRONGEST_WORDS)
     )
     asked = " · ".join(
-        f"{printable(word.word)} {word.contribution:+.3f}{' (nothing here)' if adds_nothing(word) else ''}"
-        for word in attribution.query_words(question)
+        printable(word.word) + describe_share(word, asked=True) for word in attribution.query_words(question)
     )
     return [
         Text(f"why: {describe_split(attribution)}", style="bold"),

@@ -126,6 +126,7 @@ def part_renderable(part: WhyPart, question: str) -> Text:
         Unexplained,
         adds_nothing,
         describe_exactness,
+        describe_share,
         describe_split,
         is_exact_for,
     )
@@ -145,13 +146,11 @@ def part_renderable(part: WhyPart, question: str) -> Text:
     full = _full_share(part, attribution)
     for word in attribution.query_words(question):
         out.append(f"{printable(word.word)}", share_style(word.contribution, full * WORD_SCALE))
-        note = " nothing here" if adds_nothing(word) else ""
-        out.append(f" {word.contribution:+.3f}{note}  ", "dim" if note else "")
+        out.append(describe_share(word, asked=True) + "  ", "dim" if adds_nothing(word) else "")
     out.append("\nstrongest in the window: ")
     for word in attribution.strongest_words(part.window_text, STRONGEST):
-        times = f" ×{word.count}" if word.count > 1 else ""  # noqa: RUF001
         out.append(f"{printable(word.word)}", share_style(word.contribution, full * WORD_SCALE))
-        out.append(f"{times} {word.contribution:+.3f}  ")
+        out.append(describe_share(word) + "  ")
     out.append("\n\n")
     out.append_text(coloured_window(part, attribution))
     return out

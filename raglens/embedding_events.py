@@ -130,6 +130,13 @@ class CacheTrouble:
 
 
 @dataclass(frozen=True)
+class EngineNote:
+    """What the engine is doing while it opens: writing the export, importing sentence-transformers."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class EngineTrouble:
     """An engine failed its check and was put aside; the process carries on with another (see the message)."""
 
@@ -145,6 +152,7 @@ ProcessEvent = (
     | VectorsEmbedded
     | WindowsDone
     | CacheTrouble
+    | EngineNote
     | EngineTrouble
     | ProcessEnded
 )

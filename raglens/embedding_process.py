@@ -26,6 +26,7 @@ from raglens.embedding_events import (
     CacheTrouble,
     EmbedFirst,
     EmbedQuery,
+    EngineNote,
     EngineTrouble,
     ExplainScore,
     IndexWindows,
@@ -190,11 +191,11 @@ class EmbeddingProcess:
         """Block until the engine is open; raise :class:`ModelLoadError` if it cannot be.
 
         What went wrong on the way, and did not stop it (the cache, an export that failed its check),
-        is added to ``troubles``.
+        is added to ``troubles``; what the engine said it was doing is passed over.
         """
         event = self.next_event(timeout)
-        while isinstance(event, CacheTrouble | EngineTrouble):
-            if troubles is not None:
+        while isinstance(event, CacheTrouble | EngineTrouble | EngineNote):
+            if troubles is not None and not isinstance(event, EngineNote):
                 troubles.append(event)
             event = self.next_event(timeout)
         if isinstance(event, ModelReady):

@@ -27,6 +27,7 @@ from raglens.embedding_events import (
     CacheTrouble,
     EmbedFirst,
     EmbedQuery,
+    EngineNote,
     EngineTrouble,
     ExplainScore,
     IndexWindows,
@@ -74,12 +75,14 @@ class EmbeddingServer:
         model_cache = self._model_cache
         fingerprint = model_cache.fingerprint if model_cache is not None else None
         export_dir = cache_dir if model_cache is not None else None
-        # Never exports first: that would hold every query for the export's seconds. The export
-        # follows the windows instead, in a thread, for the next launch.
+        # A graph raglens writes itself (the bundled model's, ~2 s, no torch) is written as the engines
+        # open. A traced export would hold every query for its seconds: it follows the windows
+        # instead, in a thread, for the next launch.
         self.engines = Engines(
             config.choice,
             fingerprint,
             export_dir,
+            on_note=lambda note: self.send(EngineNote(note)),
             on_warning=lambda warning: self.send(EngineTrouble(warning)),
             export_first_from=None,
         )

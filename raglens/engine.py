@@ -1,7 +1,8 @@
 """The one place that opens a model's engine, for the CLI and the embedding process alike.
 
 Engines, fastest start first: a test factory; the model's ONNX export from the cache (onnxruntime
-and tokenizers, ~0.5 s, no torch); sentence-transformers (imports torch: 7-20 s here). Queries
+and tokenizers, ~0.5 s, no torch), written first if the model is one whose graph raglens writes
+without torch (the bundled one, ~2 s); sentence-transformers (imports torch: 7-20 s here). Queries
 always take the export when there is one, whatever the precision, so a warm start never imports
 torch. Windows take the export at fp32 (exact, and the fused graph is the fastest exact engine
 measured here) and sentence-transformers at bf16.
@@ -95,14 +96,25 @@ class Engines:
         )
 
     def _exported(self) -> Embedder | None:
-        """The export from the cache, looked up once."""
+        """The export from the cache, looked up once; written first when that needs no torch.
+
+        A model whose graph raglens writes itself (the bundled one) is exported before anything else
+        on its first run, in about two seconds: no surface then waits for torch's import.
+        """
         if not self._export_looked_up and self._exportable:
-            from raglens.onnx_model import load_exported
+            from raglens.onnx_model import exports_without_torch, load_exported
 
             assert self._cache_dir is not None and self._fingerprint is not None
             self._export = load_exported(
                 self._cache_dir, self._fingerprint, on_warning=self._on_warning, on_note=self._on_note
             )
+            if (
+                self._export is None
+                and not self._export_tried
+                and exports_without_torch(self._fingerprint)
+                and self._export_now()
+            ):
+                self._export = load_exported(self._cache_dir, self._fingerprint, on_warning=self._on_warning)
         self._export_looked_up = True
         return self._export
 
@@ -185,14 +197,30 @@ class Engines:
             or not isinstance(self._model, SentenceTransformerEmbedder)
         ):
             return False
-        self._export_tried = True
-        from raglens.onnx_model import export_model, export_path, exportable
+        from raglens.onnx_model import exportable
+
+        assert self._fingerprint is not None
+        if not exportable(self._model, self._fingerprint):
+            self._export_tried = True
+            return False
+        if not self._export_now():
+            return False
+        if not use_now:
+            return True
+        self._export_looked_up = False
+        return self._exported() is not None
+
+    def _export_now(self) -> bool:
+        """Export the model into the cache, once; whether that worked (a failure is said once)."""
+        from raglens.onnx_model import export_model, export_path, exports_without_torch
 
         assert self._cache_dir is not None and self._fingerprint is not None
-        if not exportable(self._model, self._fingerprint):
-            return False
+        self._export_tried = True
         target = export_path(self._cache_dir, self._fingerprint)
-        self._on_note("exporting the model to ONNX once, so that later runs need not import torch")
+        if exports_without_torch(self._fingerprint):
+            self._on_note(f"writing {self._fingerprint.name} as an ONNX graph once, with no torch to import")
+        else:
+            self._on_note("exporting the model to ONNX once, so that later runs need not import torch")
         try:
             export_model(self._fingerprint, target)
         except Exception as error:  # any failure only costs the fast path
@@ -200,7 +228,4 @@ class Engines:
             self._on_note(f"no ONNX export of {self._fingerprint.name}: {reason}")
             return False
         self._on_note(f"exported to {target}")
-        if not use_now:
-            return True
-        self._export_looked_up = False
-        return self._exported() is not None
+        return True

@@ -35,7 +35,7 @@ from raglens.export_witness import (
     witness_path,
     write_witness,
 )
-from raglens.fingerprint import ModelFingerprint, sha256_of_file
+from raglens.fingerprint import ModelFingerprint, max_seq_length_of, sha256_of_file
 from raglens.locations import ONNX_FOLDER
 from raglens.onnx_graph import fuse
 from raglens.tokens import TokenCounter, load_tokenizer
@@ -102,11 +102,63 @@ def _pooling(folder: Path) -> tuple[str, bool]:
     raise ExportUnsupported(f"pooling {modes}: raglens exports mean or CLS pooling only")
 
 
-def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
-    """Export the model at ``fingerprint.folder`` to ``target`` and check it; needs torch (seconds).
+REFERENCE_TEXTS = (*_PROBES, *WITNESS_TEXTS)
+"""What an export must reproduce to be kept: the probes, then the texts its witness keeps."""
 
-    The file appears only once it agrees with the model, so a crash never leaves a half-written one.
+
+def exports_without_torch(fingerprint: ModelFingerprint) -> bool:
+    """Whether the model can be exported without torch: a BERT with its reference vectors shipped."""
+    from raglens.bert_graph import GraphUnsupported, bert_shape
+    from raglens.reference_vectors import shipped_reference
+
+    if fingerprint.max_seq_length != max_seq_length_of(fingerprint.folder):
+        return False  # the shipped vectors were read at the model's own limit
+    if shipped_reference(fingerprint, REFERENCE_TEXTS) is None:
+        return False
+    try:
+        bert_shape(fingerprint.folder)
+        _pooling(fingerprint.folder)
+    except (GraphUnsupported, ExportUnsupported):
+        return False
+    return True
+
+
+def export_model(fingerprint: ModelFingerprint, target: Path, *, trace: bool = False) -> None:
+    """Export the model at ``fingerprint.folder`` to ``target`` and check it against the model's vectors.
+
+    Written without torch (about two seconds) where :func:`exports_without_torch`; traced through
+    torch otherwise, or with ``trace`` (seconds, after sentence-transformers' import). The file
+    appears only once it agrees with the model, so a crash never leaves a half-written one.
     """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned_exports(target.parent)
+    with _partial_file(target.parent) as plain, _partial_file(target.parent) as fused:
+        written = None if trace else _written(fingerprint, fused)
+        if written is not None:
+            _keep_agreeing(fingerprint, [fused], written, target)
+        else:
+            candidates = _traced(fingerprint, plain, fused)
+            _keep_agreeing(fingerprint, candidates, model_reference_vectors(fingerprint), target)
+
+
+def _written(fingerprint: ModelFingerprint, target: Path) -> np.ndarray | None:
+    """Write the model's graph to ``target`` without torch; the shipped vectors to check it by, or None
+    when it cannot be written so (then it is traced)."""
+    from raglens.bert_graph import GraphUnsupported, write_bert_graph
+    from raglens.reference_vectors import shipped_reference
+
+    if not exports_without_torch(fingerprint):
+        return None
+    pooling, _ = _pooling(fingerprint.folder)
+    try:
+        write_bert_graph(fingerprint.folder, target, pooling, POOLED_OUTPUT, TOKEN_STATES_OUTPUT)
+    except GraphUnsupported:
+        return None
+    return shipped_reference(fingerprint, REFERENCE_TEXTS)
+
+
+def _traced(fingerprint: ModelFingerprint, plain: Path, fused: Path) -> list[Path]:
+    """Trace the model through torch into ``plain``, fuse that into ``fused``; the graphs, fastest first."""
     import torch
     from transformers import AutoModel
 
@@ -137,43 +189,46 @@ def export_model(fingerprint: ModelFingerprint, target: Path) -> None:
         POOLED_OUTPUT: {0: "batch"},
         TOKEN_STATES_OUTPUT: {0: "batch", 1: "sequence"},
     }
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned_exports(target.parent)
-    with _partial_file(target.parent) as plain, _partial_file(target.parent) as fused:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # tracer advice; the agreement check below decides
-            torch.onnx.export(
-                Pooled(),
-                sample,
-                str(plain),
-                input_names=names,
-                output_names=[POOLED_OUTPUT, TOKEN_STATES_OUTPUT],
-                dynamic_axes=axes,
-                opset_version=17,
-                dynamo=False,
-            )
-        config = transformer.config
-        candidates = [plain]
-        if fuse(plain, fused, config.num_attention_heads, config.hidden_size):
-            candidates.insert(0, fused)  # faster: kept only if it agrees with the model as well
-        reference = _reference_vectors(fingerprint)
-        expected, witnessed = reference[: len(_PROBES)], reference[len(_PROBES) :]
-        failures = []
-        for candidate in candidates:
-            agreement = _agreement(expected, candidate, fingerprint)
-            # The check every later open makes, made now, so an export kept is one that will pass it.
-            difference = largest_difference(witnessed, _witness_vectors(candidate, fingerprint))
-            if agreement >= AGREEMENT and difference <= WITNESS_TOLERANCE:
-                write_witness(target, witness_of(candidate, WITNESS_TEXTS, witnessed))
-                try:
-                    os.replace(candidate, target)
-                except OSError:  # abandoned meanwhile (the process is stopping): no witness of nothing
-                    witness_path(target).unlink(missing_ok=True)
-                    raise
-                _remove_older_versions(target.parent, fingerprint)
-                return
-            failures.append(f"{candidate.name}: cosine {agreement:.6f}, witness off by {difference:.1e}")
-        raise ExportUnsupported(f"the export does not agree with the model ({'; '.join(failures)})")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer advice; the agreement check decides
+        torch.onnx.export(
+            Pooled(),
+            sample,
+            str(plain),
+            input_names=names,
+            output_names=[POOLED_OUTPUT, TOKEN_STATES_OUTPUT],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+    config = transformer.config
+    if fuse(plain, fused, config.num_attention_heads, config.hidden_size):
+        return [fused, plain]  # the fused one is faster: kept only if it agrees with the model as well
+    return [plain]
+
+
+def _keep_agreeing(
+    fingerprint: ModelFingerprint, candidates: list[Path], reference: np.ndarray, target: Path
+) -> None:
+    """Move the first of ``candidates`` that reproduces ``reference`` (the model's vectors of
+    REFERENCE_TEXTS) to ``target``, its witness beside it; ExportUnsupported when none does."""
+    expected, witnessed = reference[: len(_PROBES)], reference[len(_PROBES) :]
+    failures = []
+    for candidate in candidates:
+        agreement = _agreement(expected, candidate, fingerprint)
+        # The check every later open makes, made now, so an export kept is one that will pass it.
+        difference = largest_difference(witnessed, _witness_vectors(candidate, fingerprint))
+        if agreement >= AGREEMENT and difference <= WITNESS_TOLERANCE:
+            write_witness(target, witness_of(candidate, WITNESS_TEXTS, witnessed))
+            try:
+                os.replace(candidate, target)
+            except OSError:  # abandoned meanwhile (the process is stopping): no witness of nothing
+                witness_path(target).unlink(missing_ok=True)
+                raise
+            _remove_older_versions(target.parent, fingerprint)
+            return
+        failures.append(f"{candidate.name}: cosine {agreement:.6f}, witness off by {difference:.1e}")
+    raise ExportUnsupported(f"the export does not agree with the model ({'; '.join(failures)})")
 
 
 def _remove_older_versions(folder: Path, fingerprint: ModelFingerprint) -> None:
@@ -241,13 +296,12 @@ def _remove_abandoned_exports(folder: Path, older_than_s: float = 3600) -> None:
                 leftover.unlink()
 
 
-def _reference_vectors(fingerprint: ModelFingerprint) -> np.ndarray:
-    """The model's own fp32 vectors of the probe texts, then of the witness texts, through
-    sentence-transformers."""
+def model_reference_vectors(fingerprint: ModelFingerprint) -> np.ndarray:
+    """The model's own fp32 unit vectors of REFERENCE_TEXTS, through sentence-transformers."""
     from sentence_transformers import SentenceTransformer
 
     reference = SentenceTransformer(str(fingerprint.folder), device="cpu")
-    return normalize_rows(reference.encode([*_PROBES, *WITNESS_TEXTS], convert_to_numpy=True))
+    return normalize_rows(reference.encode(list(REFERENCE_TEXTS), convert_to_numpy=True))
 
 
 def _witness_vectors(exported: Path, fingerprint: ModelFingerprint) -> np.ndarray:

@@ -120,6 +120,8 @@ class ConfigurationRun:
         self.model: ModelReady | None = None
         self.failure: str | None = None
         """Why the model failed (it said so, and its process ended), once it has."""
+        self.opening: str | None = None
+        """What the engine last said it was doing while it opened (writing the export, importing)."""
         self.stopped = False
         """No process any more: the model failed, or the process died too often."""
         self.corpus: Corpus | None = None
@@ -280,6 +282,11 @@ class ConfigurationRun:
     def windows_done(self, event: WindowsDone) -> bool:
         """Whether the current window set is now complete."""
         return self.index is not None and event.generation == self.generation
+
+    def engine_noted(self, note: str) -> None:
+        """What the engine is doing while it opens, shown until it is ready."""
+        if self.model is None:
+            self.opening = note
 
     def model_failed(self, message: str) -> None:
         """The model failed (its process ends next): it is not started again for that."""

@@ -52,12 +52,7 @@ def make_tree(tmp_path: Path) -> MakeTree:
     return make
 
 
-@pytest.fixture(scope="session")
-def exported(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """The bundled model's ONNX export in a cache folder of its own, made once (seconds, with torch).
-
-    Tests that change it work on a copy (:func:`copy_export`).
-    """
+def _export_once(tmp_path_factory: pytest.TempPathFactory, *, trace: bool):  # type: ignore[no-untyped-def]
     from raglens.fingerprint import fingerprint_model
     from raglens.onnx_model import export_model, export_path
 
@@ -65,9 +60,23 @@ def exported(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
     fingerprint = fingerprint_model(None)
     assert fingerprint is not None
     target = export_path(cache_dir, fingerprint)
-    export_model(fingerprint, target)
+    export_model(fingerprint, target, trace=trace)
     assert target.exists() and not list(target.parent.glob("*.partial"))
     return cache_dir, fingerprint
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The bundled model's ONNX export as raglens makes it (written from the weights, ~2 s, no torch),
+    in a cache folder of its own, made once. Tests that change it work on a copy (:func:`copy_export`).
+    """
+    return _export_once(tmp_path_factory, trace=False)
+
+
+@pytest.fixture(scope="session")
+def traced(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The bundled model exported through torch's tracer, as every model without a written graph is."""
+    return _export_once(tmp_path_factory, trace=True)
 
 
 def copy_export(exported, cache_dir: Path) -> Path:  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 from raglens.embedding_events import (
     CacheLookedUp,
     CacheTrouble,
+    EngineNote,
     EngineTrouble,
     ModelFailed,
     ModelReady,
@@ -133,6 +134,9 @@ class RunEvents(ExplorerScreen):
             case CacheTrouble():
                 self.narrate(f"{prefix}cache: {event.message}")
                 self.notify(event.message, title="vector cache", severity="warning", timeout=20, markup=False)
+            case EngineNote():
+                run.engine_noted(event.message)
+                self.narrate(f"{prefix}engine: {event.message}")
             case EngineTrouble():
                 self.narrate(f"{prefix}engine: {event.message}")
                 self.notify(event.message, title="model engine", severity="warning", timeout=20, markup=False)

@@ -38,6 +38,7 @@ def status_text(
     *,
     cut_short: float | None = None,
     width: int | None = None,
+    opening: str | None = None,
 ) -> Text:
     """``model · precision · engine · dims · token limit · device · window params · k · embedded i/n
     (rate, time left)``, fitted to ``width`` columns by leaving out the least useful parts first.
@@ -47,7 +48,8 @@ def status_text(
     parameters, k and the progress numbers go last, so at 80 columns the line still says how far the
     index is and how long it has left. The share of windows the model cuts short goes last of all
     (in a shorter form first): a corpus whose windows the model mostly does not read whole must say so
-    where it is seen.
+    where it is seen. Until the model is ready, ``opening`` (what its engine said it is doing, naming
+    the model) stands in the model's place.
     """
     parts: list[_Part] = []
 
@@ -55,9 +57,11 @@ def status_text(
         short = None if shorter is None else _Part(LAST_TO_GO, Text(shorter, style=style))
         parts.append(_Part(drop, Text(words, style=style), short))
 
-    if model is None:
+    if model is None and opening is not None:
+        add(None, opening, "yellow")
+    elif model is None:
         add(None, f"{model_label}: loading")
-        add(3, " (importing the model libraries takes a while)", "yellow")
+        add(3, " (starting its process)", "yellow")
     elif model.lexical:
         add(None, model.name, "bold")
         add(6, " · lexical scores, not cosines")

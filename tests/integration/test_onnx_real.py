@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -39,10 +40,12 @@ QUERIES = [
 ]
 
 
+@pytest.mark.parametrize("how", ["exported", "traced"])
 def test_the_export_embeds_like_the_model(
-    exported: tuple[Path, ModelFingerprint], real_embedder: SentenceTransformerEmbedder
+    how: str, request: pytest.FixtureRequest, real_embedder: SentenceTransformerEmbedder
 ) -> None:
-    cache_dir, fingerprint = exported
+    """Both ways to export: the graph written from the weights (the bundled model's) and torch's trace."""
+    cache_dir, fingerprint = request.getfixturevalue(how)
     onnx = OnnxEmbedder(export_path(cache_dir, fingerprint), fingerprint)
     assert (onnx.dimension, onnx.max_seq_length) == (real_embedder.dimension, real_embedder.max_seq_length)
     corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
@@ -60,15 +63,20 @@ def test_the_export_embeds_like_the_model(
         )
 
 
-def test_the_export_is_fused_by_onnxruntimes_optimizer(exported: tuple[Path, ModelFingerprint]) -> None:
+@pytest.mark.parametrize(("how", "layer_norms"), [("exported", 13), ("traced", 12)])
+def test_the_export_runs_onnxruntimes_fused_kernels(
+    how: str, layer_norms: int, request: pytest.FixtureRequest
+) -> None:
+    """The written graph uses them directly; the traced one gets them from onnxruntime's optimizer, which
+    also fuses the embeddings' layer norm into EmbedLayerNormalization."""
     import onnx
 
-    cache_dir, fingerprint = exported
+    cache_dir, fingerprint = request.getfixturevalue(how)
     operators = [node.op_type for node in onnx.load(str(export_path(cache_dir, fingerprint))).graph.node]
     assert operators.count("Attention") == 6, "one fused attention per layer"
     assert operators.count("BiasGelu") == 6
     assert "SkipLayerNormalization" not in operators, "the fused layer norm is the slow kernel here"
-    assert operators.count("LayerNormalization") == 12
+    assert operators.count("LayerNormalization") == layer_norms
 
 
 def _damage(export: Path, *, keep_time: bool = False) -> None:
@@ -182,7 +190,8 @@ def test_a_damaged_export_never_ranks_nor_stores_and_a_new_one_replaces_it(
     exported: tuple[Path, ModelFingerprint], tmp_path: Path
 ) -> None:
     """Issue 28's report: the damaged export ranked README.md first (0.133) as exact fp32, and stored
-    what it embedded. Now it is caught at open; the model ranks and a fresh export is made."""
+    what it embedded. Now it is caught at open and set aside; a fresh export is written at once (the
+    bundled model's graph needs no torch), proves itself against the model's vectors, and ranks."""
     export = copy_export(exported, tmp_path)
     _damage(export)
     argv = ["search", str(SAMPLE_CORPUS), QUERIES[1], "--json", "-q", "--cache-dir", str(tmp_path)]
@@ -194,7 +203,8 @@ def test_a_damaged_export_never_ranks_nor_stores_and_a_new_one_replaces_it(
     assert len(warnings) == 1, run.stderr
     assert "Traceback" not in run.stderr
     report = json.loads(run.stdout.strip().splitlines()[-1])
-    assert report["document"]["model"]["engine"] == "sentence-transformers"
+    assert report["document"]["model"]["engine"] == "onnxruntime" and not report["torch"]
+    assert export.with_name(export.name + ".rejected").exists(), "the damaged one is kept aside"
     top = report["document"]["hits"][0]
     assert (top["path"], round(top["score"], 3)) == ("docs/glossary.md", 0.463), "the model's own ranking"
     assert export.exists() and read_witness(export) is not None, "a new export was made and kept"
@@ -256,25 +266,43 @@ def test_the_embedding_process_starts_on_the_export(exported: tuple[Path, ModelF
         process.close()
 
 
-def test_an_explorer_closed_while_it_exports_leaves_no_half_written_export(tmp_path: Path) -> None:
-    """Issue 28: closing mid-export left `tmp*.partial` files (44 MB, and a 0-byte one) in the cache."""
-    process = EmbeddingProcess(ModelChoice(device="cpu"), cache_dir=str(tmp_path))
-    folder = tmp_path / "onnx"
+def _model_without_written_graph(folder: Path) -> Path:
+    """A copy of the bundled model with one more vocabulary line: no reference vectors ship for its
+    files, so it is exported as every other model is, traced through torch after its windows."""
+    bundled = fingerprint_model(None)
+    assert bundled is not None
+    shutil.copytree(bundled.folder, folder)
+    (folder / "vocab.txt").write_text((folder / "vocab.txt").read_text() + "extra\n")
+    return folder
+
+
+@pytest.mark.parametrize("how", ["written", "traced"])
+def test_an_explorer_closed_while_it_exports_leaves_no_half_written_export(tmp_path: Path, how: str) -> None:
+    """Issue 28: closing mid-export left `tmp*.partial` files (44 MB, and a 0-byte one) in the cache.
+    The bundled model's graph is written as the process starts; another model's is traced after its
+    windows, in a thread."""
+    model = None if how == "written" else str(_model_without_written_graph(tmp_path / "model"))
+    cache = tmp_path / "cache"
+    process = EmbeddingProcess(ModelChoice(model=model, device="cpu"), cache_dir=str(cache))
+    folder = cache / "onnx"
     try:
-        process.wait_until_ready(timeout=300)
-        process.index_windows(1, ["A queue holds jobs.", "def lease(self):\n    return None\n"])
+        if how == "traced":
+            process.wait_until_ready(timeout=300)
+            process.index_windows(1, ["A queue holds jobs.", "def lease(self):\n    return None\n"])
         deadline = time.monotonic() + 300
-        while not list(folder.glob("*.partial")):  # the export follows the windows, in a thread
+        while not list(folder.glob("*.partial")):
             assert time.monotonic() < deadline, "no export started"
-            process.next_event(timeout=0.05)
+            process.next_event(timeout=0.01)
     finally:
         process.close()
     assert not process.is_alive()
     assert list(folder.glob("*.partial")) == [], "the stopped process removed what it had half written"
-    assert not export_path(tmp_path, fingerprint_model(None)).exists()  # type: ignore[arg-type]
+    if list(folder.glob("*.onnx")):  # the written graph may have been finished before the stop was read
+        assert how == "written", "a traced export is abandoned"
+        assert load_exported(cache, fingerprint_model(None)) is not None  # type: ignore[arg-type]
 
 
-def test_the_embedding_process_says_its_export_failed_and_starts_on_the_model(
+def test_the_embedding_process_says_its_export_failed_and_starts_on_a_new_one(
     exported: tuple[Path, ModelFingerprint], tmp_path: Path
 ) -> None:
     export = copy_export(exported, tmp_path)
@@ -285,6 +313,8 @@ def test_the_embedding_process_says_its_export_failed_and_starts_on_the_model(
         ready = process.wait_until_ready(timeout=300, troubles=troubles)
     finally:
         process.close()
-    assert ready.engine == "sentence-transformers", "the damaged export never ranks"
+    assert ready.engine == "onnxruntime", "a fresh export, written at once, replaced the damaged one"
     assert [type(trouble) for trouble in troubles] == [EngineTrouble]
     assert "failed its check" in troubles[0].message
+    assert export.with_name(export.name + ".rejected").exists()
+    assert load_exported(tmp_path, exported[1]) is not None, "the new export passes its check"

@@ -48,3 +48,13 @@ def test_a_model_that_cuts_most_windows_short_says_so_even_at_80_columns() -> No
     assert "79% cut short" in line and "66 windows embedded" in line and len(line) <= 78
     wide = status_text(MODEL, "m", WindowParams(), 5, 66, 66, None, cut_short=0.79, width=None).plain
     assert "the model cuts 79% of windows short" in wide
+
+
+def test_until_the_model_is_ready_the_line_says_what_its_engine_is_doing() -> None:
+    def opening(note: str | None) -> str:
+        return status_text(None, "m", WindowParams(), 5, 0, 137, None, width=None, opening=note).plain
+
+    assert opening(None).startswith("m: loading (starting its process)")
+    written = "writing all-MiniLM-L6-v2 as an ONNX graph once, with no torch to import"
+    assert opening(written).startswith(written + " · 1000/200 chars")
+    assert "importing" not in opening(None), "nothing is imported yet: a warm start imports no torch at all"

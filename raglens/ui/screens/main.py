@@ -286,6 +286,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             rate,
             run.from_cache,
             cut_short=self.cut_short,
+            opening=run.opening,
         )
         self.query_one(StatusLine).present(lambda width: words(width=width))
         # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.

@@ -58,14 +58,8 @@ assert engines.for_queries() is windows and vectors.shape == (1, 384)
 print(type(windows).__name__, [name for name in ("torch", "sentence_transformers") if name in sys.modules])
 print(notes[0])
 """
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    command = [sys.executable, "-c", script]
+    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "OnnxEmbedder []", "neither torch nor sentence-transformers was imported"

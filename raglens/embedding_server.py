@@ -75,7 +75,7 @@ class EmbeddingServer:
         model_cache = self._model_cache
         fingerprint = model_cache.fingerprint if model_cache is not None else None
         export_dir = cache_dir if model_cache is not None else None
-        # A graph raglens writes itself (the bundled model's, ~2 s, no torch) is written as the engines
+        # A graph raglens writes itself (the bundled model's, ~3 s, no torch) is written as the engines
         # open. A traced export would hold every query for its seconds: it follows the windows
         # instead, in a thread, for the next launch.
         self.engines = Engines(

@@ -2,7 +2,7 @@
 
 Engines, fastest start first: a test factory; the model's ONNX export from the cache (onnxruntime
 and tokenizers, ~0.5 s, no torch), written first if the model is one whose graph raglens writes
-without torch (the bundled one, ~2 s); sentence-transformers (imports torch: 7-20 s here). Queries
+without torch (the bundled one, ~3 s); sentence-transformers (imports torch: 7-20 s here). Queries
 always take the export when there is one, whatever the precision, so a warm start never imports
 torch. Windows take the export at fp32 (exact, and the fused graph is the fastest exact engine
 measured here) and sentence-transformers at bf16.
@@ -99,7 +99,7 @@ class Engines:
         """The export from the cache, looked up once; written first when that needs no torch.
 
         A model whose graph raglens writes itself (the bundled one) is exported before anything else
-        on its first run, in about two seconds: no surface then waits for torch's import.
+        on its first run, in about three seconds: no surface then waits for torch's import.
         """
         if not self._export_looked_up and self._exportable:
             from raglens.onnx_model import exports_without_torch, load_exported

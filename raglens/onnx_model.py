@@ -108,27 +108,34 @@ REFERENCE_TEXTS = (*_PROBES, *WITNESS_TEXTS)
 
 def exports_without_torch(fingerprint: ModelFingerprint) -> bool:
     """Whether the model can be exported without torch: a BERT with its reference vectors shipped."""
+    return _writable(fingerprint) is not None
+
+
+def _writable(fingerprint: ModelFingerprint) -> tuple[str, np.ndarray] | None:
+    """The pooling and shipped reference vectors of a model whose graph raglens writes; None otherwise."""
     from raglens.bert_graph import GraphUnsupported, bert_shape
     from raglens.reference_vectors import shipped_reference
 
     if fingerprint.max_seq_length != max_seq_length_of(fingerprint.folder):
-        return False  # the shipped vectors were read at the model's own limit
-    if shipped_reference(fingerprint, REFERENCE_TEXTS) is None:
-        return False
+        return None  # the shipped vectors were read at the model's own limit
+    reference = shipped_reference(fingerprint, REFERENCE_TEXTS)
+    if reference is None:
+        return None
     try:
         bert_shape(fingerprint.folder)
-        _pooling(fingerprint.folder)
+        pooling, _ = _pooling(fingerprint.folder)
     except (GraphUnsupported, ExportUnsupported):
-        return False
-    return True
+        return None
+    return pooling, reference
 
 
 def export_model(fingerprint: ModelFingerprint, target: Path, *, trace: bool = False) -> None:
     """Export the model at ``fingerprint.folder`` to ``target`` and check it against the model's vectors.
 
-    Written without torch (about two seconds) where :func:`exports_without_torch`; traced through
-    torch otherwise, or with ``trace`` (seconds, after sentence-transformers' import). The file
-    appears only once it agrees with the model, so a crash never leaves a half-written one.
+    Written without torch (about three seconds with its check, here) where
+    :func:`exports_without_torch`; traced through torch otherwise, or with ``trace`` (seconds, after
+    sentence-transformers' import). The file appears only once it agrees with the model, so a crash
+    never leaves a half-written one.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_exports(target.parent)
@@ -145,16 +152,16 @@ def _written(fingerprint: ModelFingerprint, target: Path) -> np.ndarray | None:
     """Write the model's graph to ``target`` without torch; the shipped vectors to check it by, or None
     when it cannot be written so (then it is traced)."""
     from raglens.bert_graph import GraphUnsupported, write_bert_graph
-    from raglens.reference_vectors import shipped_reference
 
-    if not exports_without_torch(fingerprint):
+    writable = _writable(fingerprint)
+    if writable is None:
         return None
-    pooling, _ = _pooling(fingerprint.folder)
+    pooling, reference = writable
     try:
         write_bert_graph(fingerprint.folder, target, pooling, POOLED_OUTPUT, TOKEN_STATES_OUTPUT)
     except GraphUnsupported:
         return None
-    return shipped_reference(fingerprint, REFERENCE_TEXTS)
+    return reference
 
 
 def _traced(fingerprint: ModelFingerprint, plain: Path, fused: Path) -> list[Path]:

@@ -58,7 +58,7 @@ def status_text(
         parts.append(_Part(drop, Text(words, style=style), short))
 
     if model is None and opening is not None:
-        add(None, opening, "yellow")
+        add(3, opening, "yellow", shorter=f"{model_label}: loading")
     elif model is None:
         add(None, f"{model_label}: loading")
         add(3, " (starting its process)", "yellow")

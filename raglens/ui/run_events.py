@@ -81,11 +81,15 @@ class RunEvents(ExplorerScreen):
 
         numpy is imported here first, by this thread alone, before any event can need it: the index
         the UI thread builds on ModelReady, the vectors this thread unpickles. Two threads importing
-        numpy at once can leave one of them a half-initialised module. The ranking's own modules
-        follow (~30 ms), while the model still loads, so that the first ranking imports nothing.
+        numpy at once can leave one of them a half-initialised module. Its BLAS is kept to one thread
+        (raglens.ui.blas_threads). The ranking's own modules follow (~30 ms), while the model still
+        loads, so that the first ranking imports nothing.
         """
         import raglens.index
         import raglens.ui.ranking  # noqa: F401
+        from raglens.ui.blas_threads import limit_blas_to_one_thread
+
+        limit_blas_to_one_thread()
 
         process, incarnation = run.process, run.incarnation
         if process is None:

@@ -72,6 +72,25 @@ def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
     return rows
 
 
+SCORE_MARGIN = 1e-6
+"""Float32 products of the same vectors may differ in their last bits with the shape of the product."""
+
+
+def may_reach(new_vectors: np.ndarray, query_vector: np.ndarray, least_kept: float | None) -> bool:
+    """Whether any of ``new_vectors`` could enter a top-k whose k-th score is ``least_kept``.
+
+    None means fewer than k are ranked, so any new row enters. A tie counts as entering (ties go in
+    corpus order, and a new row may come first) and so does a score within SCORE_MARGIN below.
+    Lets the explorer skip re-ranking vectors that cannot change the hits or a control's best.
+    """
+    if least_kept is None:
+        return True
+    if new_vectors.shape[0] == 0:
+        return False
+    scores = new_vectors @ query_vector.astype(new_vectors.dtype, copy=False)
+    return bool(scores.max() >= least_kept - SCORE_MARGIN)
+
+
 def rank(index: IndexSnapshot, query_vector: np.ndarray, k: int) -> SearchResult:
     """The ``k`` windows nearest to ``query_vector`` among those embedded when ``index`` was taken.
 

@@ -7,6 +7,7 @@ A part of the main screen (raglens.ui.explorer_screen); workers only post messag
 from __future__ import annotations
 
 import itertools
+import time
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
 QUERY_DEBOUNCE_S = 0.2
 RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
+SETTLED_RERANK_INTERVAL_S = 5.0
+"""New vectors that can change neither the hits nor the noise band still move the score histogram
+and the count ranked: those are drawn at most this often (the summary says how many were ranked)."""
 FIRST_FILE_WAIT_S = 1.0
 """Launched with a question, its top hit's window opens once its hits are drawn; with no hits after
 this long (a cold start), the corpus's first file opens, and the top hit replaces it when it comes."""
@@ -65,6 +69,8 @@ class Questions(ExplorerScreen):
         """The top hit the window view shows by itself since start-up, while the user has not moved."""
         self._debounce: Timer | None = None
         self._rerank_timer: Timer | None = None
+        self._rerank_due = 0.0
+        """When ``_rerank_timer`` fires, on the monotonic clock."""
         self._ranking: tuple[int, Worker[None]] | None = None
         """The question a ranking worker is ranking now, and that worker."""
         self._rank_again = False
@@ -149,8 +155,39 @@ class Questions(ExplorerScreen):
         self._controls = dict(message.vectors)
         self.rerank(now=True)  # the noise band is complete: draw it
 
-    def rerank(self, now: bool) -> None:
-        """Rank the question asked again: at once, or at most every RERANK_INTERVAL_S while embedding.
+    def vectors_arrived(self, vectors: np.ndarray) -> None:
+        """A's index grew by ``vectors``: rank again soon where they could change the hits or the
+        noise band, else at the slower pace that keeps the histogram and the count ranked moving.
+
+        Ranking and drawing every batch took a quarter of a core from the embedding process.
+        """
+        if self.a.is_complete:
+            self.rerank(now=True)
+        elif self.could_change_shown(vectors):
+            self.rerank(now=False)
+        else:
+            self.rerank(now=False, within=SETTLED_RERANK_INTERVAL_S)
+
+    def could_change_shown(self, vectors: np.ndarray) -> bool:
+        """Whether ``vectors`` could enter the hits on screen or raise a control question's best."""
+        from raglens.search import may_reach  # numpy is loaded by the relay that brought them
+
+        question, result, diagnostics = self.a.question, self.last_result, self.last_diagnostics
+        if question is None or question is not self.shown_question or result is None or not result.cosine:
+            return True  # nothing of this question is on screen yet, or BM25 (indexed whole)
+        if diagnostics is None or not question.vector.done() or question.vector.exception() is not None:
+            return True
+        least_kept = result.hits[-1].score if len(result.hits) >= self.k else None
+        if may_reach(vectors, question.vector.result(), least_kept):
+            return True
+        noise = diagnostics.noise
+        if noise is None:
+            return bool(self._controls)  # the band was not drawn; with its vectors here, it can be
+        best = {control.question: control.top_score for control in noise.controls}
+        return any(may_reach(vectors, vector, best.get(name)) for name, vector in self._controls.items())
+
+    def rerank(self, now: bool, within: float = RERANK_INTERVAL_S) -> None:
+        """Rank the question asked again: at once, or within ``within`` seconds while embedding.
 
         The question's text and vector travel together: a ranking is always of the question asked,
         never of a vector under the text now in the box.
@@ -180,8 +217,11 @@ class Questions(ExplorerScreen):
                 (self.a.config.model, self.config.engine.embedder_factory),
             )
             self._ranking = (question.number, worker)
-        elif self._rerank_timer is None:
-            self._rerank_timer = self.set_timer(RERANK_INTERVAL_S, self._rerank_later)
+        elif self._rerank_timer is None or self._rerank_due > time.monotonic() + within:
+            if self._rerank_timer is not None:
+                self._rerank_timer.stop()  # a slower one was waiting: this one comes first
+            self._rerank_due = time.monotonic() + within
+            self._rerank_timer = self.set_timer(within, self._rerank_later)
 
     def _rerank_later(self) -> None:
         self._rerank_timer = None

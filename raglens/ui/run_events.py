@@ -131,7 +131,7 @@ class RunEvents(ExplorerScreen):
                     self.narrate(prefix + VectorsFromCache(event.found, event.total, event.oldest).describe())
             case VectorsEmbedded():
                 if run.vectors_arrived(event):
-                    self._vectors_arrived(run, event.rows)
+                    self._vectors_arrived(run, event)
             case WindowsDone():
                 if run.windows_done(event):
                     self._window_set_done(run)
@@ -166,14 +166,14 @@ class RunEvents(ExplorerScreen):
         else:
             self.rank_versus_now()
 
-    def _vectors_arrived(self, run: ConfigurationRun, rows: tuple[int, ...]) -> None:
+    def _vectors_arrived(self, run: ConfigurationRun, event: VectorsEmbedded) -> None:
         if run is not self.a:
             self.versus_vectors_arrived()
             return
         path, current = self.shown_window or ("", None)
-        if current is not None and not set(rows).isdisjoint(self.a.file_rows.get(path, range(0))):
+        if current is not None and not set(event.rows).isdisjoint(self.a.file_rows.get(path, range(0))):
             self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
-        self.rerank(now=self.a.is_complete)
+        self.vectors_arrived(event.vectors)
 
     def _window_set_done(self, run: ConfigurationRun) -> None:
         index = run.index

@@ -90,3 +90,25 @@ async def test_typing_back_to_the_question_on_screen_asks_nothing_else() -> None
         await wait_until(pilot, lambda: bool(passed), "three debounce intervals on the app's clock")
         assert asked == [], "nothing new was asked"
         assert main.shown_query == FIRST and main.query_one("#query", Input).value == FIRST
+
+
+async def test_only_vectors_that_could_enter_the_hits_or_the_noise_band_ask_for_a_prompt_rerank() -> None:
+    """Issue 29.5: every batch was ranked and drawn again. The oracle: a copy of the query's own vector
+    enters the hits; a copy of a window already ranked, below the k-th hit and no control's best,
+    changes nothing on screen."""
+    app = make_app(query=FIRST)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(app, 5), "FIRST's hits over every window")
+        await wait_until(pilot, lambda: app.main.last_diagnostics.noise is not None, "the noise band")
+        main, embedder = app.main, HashingEmbedder()
+        corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+        vectors = embedder.encode(window_texts(corpus, cut_corpus(corpus, WindowParams())))
+        query = embedder.encode_query(FIRST)
+        scores = vectors @ query
+        kth = main.last_result.hits[-1].score
+        controls_best = [int(np.argmax(vectors @ embedder.encode_query(q))) for q in main._controls]
+        unremarkable = [row for row in np.argsort(scores) if row not in controls_best and scores[row] < kth]
+        assert main.could_change_shown(query[None, :])
+        assert not main.could_change_shown(vectors[unremarkable[:3]])
+        best_of_a_control = vectors[controls_best[0]][None, :]
+        assert main.could_change_shown(best_of_a_control), "it ties that control's best"

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -30,8 +31,20 @@ def search_seconds(path: str, cache_dir: str) -> float:
     return time.perf_counter() - started
 
 
-def app_seconds(path: str, cache_dir: str, until: str, limit_s: float = 900) -> float:
-    """Seconds until ``until`` is on the app's screen, started in tmux with the query typed in."""
+def app_seconds(
+    path: str,
+    cache_dir: str,
+    until: str,
+    limit_s: float = 900,
+    poll_s: float = 0.02,
+    at_end: Callable[[str], None] | None = None,
+) -> float:
+    """Seconds until ``until`` is on the app's screen, started in tmux with the query typed in.
+
+    Each look is a ``tmux capture-pane`` process: over a run of a minute, pass a longer ``poll_s`` so
+    the harness does not take CPU from the app it times. ``at_end`` is given the tmux session's name
+    once ``until`` is seen, before the session is closed.
+    """
     name = f"raglens-warm-{uuid.uuid4().hex[:6]}"
     command = (
         f"cd {REPO_ROOT} && env -u COLUMNS -u LINES {sys.executable} -m raglens {path} "
@@ -44,10 +57,13 @@ def app_seconds(path: str, cache_dir: str, until: str, limit_s: float = 900) -> 
             capture = ["tmux", "capture-pane", "-p", "-t", name]
             screen = subprocess.run(capture, capture_output=True, text=True, check=False)
             if until in screen.stdout:
-                return time.perf_counter() - started
+                seconds = time.perf_counter() - started
+                if at_end is not None:
+                    at_end(name)
+                return seconds
             if time.perf_counter() - started > limit_s:
                 raise RuntimeError(f"{until!r} did not appear within {limit_s} s")
-            time.sleep(0.02)
+            time.sleep(poll_s)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], check=False)
 

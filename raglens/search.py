@@ -81,7 +81,7 @@ def may_reach(new_vectors: np.ndarray, query_vector: np.ndarray, least_kept: flo
 
     None means fewer than k are ranked, so any new row enters. A tie counts as entering (ties go in
     corpus order, and a new row may come first) and so does a score within SCORE_MARGIN below.
-    Lets the explorer skip re-ranking vectors that cannot change the hits or a control's best.
+    Lets the explorer put off re-ranking vectors that cannot change the hits or a control's best.
     """
     if least_kept is None:
         return True

@@ -46,7 +46,9 @@ RERANK_INTERVAL_S = 0.5
 """While windows stream in, a standing query is re-ranked at most this often."""
 SETTLED_RERANK_INTERVAL_S = 5.0
 """New vectors that can change neither the hits nor the noise band still move the score histogram
-and the count ranked: those are drawn at most this often (the summary says how many were ranked)."""
+and the count ranked: those are drawn at most this often (the summary says how many were ranked).
+Where a reading of windows below the hits is on screen (heat on the file in view, pinned answers'
+ranks, an identifier's windows, B's "rank in A"), every batch takes RERANK_INTERVAL_S instead."""
 FIRST_FILE_WAIT_S = 1.0
 """Launched with a question, its top hit's window opens once its hits are drawn; with no hits after
 this long (a cold start), the corpus's first file opens, and the top hit replaces it when it comes."""
@@ -155,28 +157,36 @@ class Questions(ExplorerScreen):
         self._controls = dict(message.vectors)
         self.rerank(now=True)  # the noise band is complete: draw it
 
-    def vectors_arrived(self, vectors: np.ndarray) -> None:
-        """A's index grew by ``vectors``: rank again soon where they could change the hits or the
-        noise band, else at the slower pace that keeps the histogram and the count ranked moving.
+    def vectors_arrived(self, rows: tuple[int, ...], vectors: np.ndarray) -> None:
+        """A's index grew by ``vectors`` (of ``rows``): rank again soon where they could change what
+        is shown, else at the slower pace that keeps the histogram and the count ranked moving.
 
         Ranking and drawing every batch took a quarter of a core from the embedding process.
         """
+        in_view = self.a.file_rows.get(self.shown_window[0], range(0)) if self.shown_window else range(0)
+        heat_in_view = self.heat_on and not set(rows).isdisjoint(in_view)
         if self.a.is_complete:
             self.rerank(now=True)
-        elif self.could_change_shown(vectors):
+        elif heat_in_view or self.could_change_shown(vectors):
             self.rerank(now=False)
         else:
             self.rerank(now=False, within=SETTLED_RERANK_INTERVAL_S)
 
     def could_change_shown(self, vectors: np.ndarray) -> bool:
-        """Whether ``vectors`` could enter the hits on screen or raise a control question's best."""
+        """Whether ``vectors`` could change what is shown: enter the hits, raise a control question's
+        best, or move a rank shown below the hits."""
         from raglens.search import may_reach  # numpy is loaded by the relay that brought them
 
         question, result, diagnostics = self.a.question, self.last_result, self.last_diagnostics
         if question is None or question is not self.shown_question or result is None or not result.cosine:
             return True  # nothing of this question is on screen yet, or BM25 (indexed whole)
+        windows = self.a.windows
+        if any(hit.row >= len(windows) or windows[hit.row] is not hit.window for hit in result.hits):
+            return True  # the hits on screen are of the window set before a re-scan or re-cut
         if diagnostics is None or not question.vector.done() or question.vector.exception() is not None:
             return True
+        if diagnostics.expected or diagnostics.identifier is not None or self.b is not None:
+            return True  # ranks below the hits are on screen, and any window may move them
         least_kept = result.hits[-1].score if len(result.hits) >= self.k else None
         if may_reach(vectors, question.vector.result(), least_kept):
             return True

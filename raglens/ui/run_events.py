@@ -173,7 +173,7 @@ class RunEvents(ExplorerScreen):
         path, current = self.shown_window or ("", None)
         if current is not None and not set(event.rows).isdisjoint(self.a.file_rows.get(path, range(0))):
             self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
-        self.vectors_arrived(event.vectors)
+        self.vectors_arrived(event.rows, event.vectors)
 
     def _window_set_done(self, run: ConfigurationRun) -> None:
         index = run.index

@@ -157,17 +157,16 @@ class Questions(ExplorerScreen):
         self._controls = dict(message.vectors)
         self.rerank(now=True)  # the noise band is complete: draw it
 
-    def vectors_arrived(self, rows: tuple[int, ...], vectors: np.ndarray) -> None:
-        """A's index grew by ``vectors`` (of ``rows``): rank again soon where they could change what
-        is shown, else at the slower pace that keeps the histogram and the count ranked moving.
+    def vectors_arrived(self, vectors: np.ndarray, *, in_view: bool) -> None:
+        """A's index grew by ``vectors`` (some of the file in view, if ``in_view``): rank again soon
+        where they could change what is shown, else at the slower pace that keeps the histogram and
+        the count ranked moving.
 
         Ranking and drawing every batch took a quarter of a core from the embedding process.
         """
-        in_view = self.a.file_rows.get(self.shown_window[0], range(0)) if self.shown_window else range(0)
-        heat_in_view = self.heat_on and not set(rows).isdisjoint(in_view)
         if self.a.is_complete:
             self.rerank(now=True)
-        elif heat_in_view or self.could_change_shown(vectors):
+        elif (self.heat_on and in_view) or self.could_change_shown(vectors):
             self.rerank(now=False)
         else:
             self.rerank(now=False, within=SETTLED_RERANK_INTERVAL_S)

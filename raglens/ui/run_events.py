@@ -171,9 +171,10 @@ class RunEvents(ExplorerScreen):
             self.versus_vectors_arrived()
             return
         path, current = self.shown_window or ("", None)
-        if current is not None and not set(event.rows).isdisjoint(self.a.file_rows.get(path, range(0))):
+        in_view = not set(event.rows).isdisjoint(self.a.file_rows.get(path, range(0)))
+        if current is not None and in_view:
             self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
-        self.vectors_arrived(event.rows, event.vectors)
+        self.vectors_arrived(event.vectors, in_view=in_view)
 
     def _window_set_done(self, run: ConfigurationRun) -> None:
         index = run.index

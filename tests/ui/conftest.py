@@ -135,6 +135,7 @@ def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
         and index_complete(app)
         and result is not None
         and result.ranked_count == result.window_count
+        and result.window_count == len(app.main.a.windows)  # not the hits of a set since re-cut
         and [h.row for h in app.query_one(HitList).hits] == [h.row for h in result.hits]
         and len(result.hits) == hit_count
         and hits_drawn(app)

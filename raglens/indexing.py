@@ -40,7 +40,12 @@ def cached_batch(entries: Sequence[CachedVector | None]) -> EmbeddedBatch:
 
 
 class IndexBuilder:
-    """The rows still to embed, in the order they will be embedded, and the embedding of each batch."""
+    """The rows still to embed, in the order they will be embedded, and the embedding of each batch.
+
+    Rows whose windows hold the same text (a copied file, a licence header, a vendored folder) are
+    embedded once: the model gives one text one vector, and every row holding it gets that vector in
+    the batch that embeds it.
+    """
 
     def __init__(
         self,
@@ -53,14 +58,28 @@ class IndexBuilder:
     ) -> None:
         """``texts`` holds every window's text by row; ``rows`` are those to embed, in order.
 
-        ``engine`` opens the embedder for a number of windows, on the first batch only: a builder
-        with nothing to embed never loads a model.
+        ``engine`` opens the embedder for a number of distinct texts, on the first batch only: a
+        builder with nothing to embed never loads a model.
         """
         if batch_size <= 0:
             raise ValueError(f"batch size must be positive, got {batch_size}")
         self._texts = texts
-        self._order = list(dict.fromkeys(rows))
+        first_row_of: dict[str, int] = {}
+        self._twins: dict[int, list[int]] = {}
+        """The other rows holding the text of a row that is embedded (only where there are some)."""
+        self._embedded_with: dict[int, int] = {}
+        """A twin's row -> the row whose embedding gives it its vector."""
+        order = []
+        for row in dict.fromkeys(rows):
+            first = first_row_of.setdefault(texts[row], row)
+            if first == row:
+                order.append(row)
+            else:
+                self._twins.setdefault(first, []).append(row)
+                self._embedded_with[row] = first
+        self._order = order
         self._next = 0
+        self._pending = len(order) + len(self._embedded_with)
         self._engine = engine
         self._embedder: Embedder | None = None
         self._cache = cache
@@ -68,18 +87,19 @@ class IndexBuilder:
 
     @property
     def pending_count(self) -> int:
-        """How many rows are still to embed."""
-        return len(self._order) - self._next
+        """How many rows are still to get their vector."""
+        return self._pending
 
     def pending_rows(self) -> list[int]:
-        """The rows still to embed, in the order they will be embedded."""
-        return self._order[self._next :]
+        """The rows still to get their vector, in the order they will get it."""
+        return [twin for row in self._order[self._next :] for twin in (row, *self._twins.get(row, ()))]
 
     def prioritize(self, rows: Iterable[int]) -> None:
         """Embed those of ``rows`` still pending next, in the order given; the rest keep their order."""
         pending = self._order[self._next :]
         waiting = set(pending)
-        first = [row for row in dict.fromkeys(rows) if row in waiting]
+        embedded = (self._embedded_with.get(row, row) for row in rows)
+        first = [row for row in dict.fromkeys(embedded) if row in waiting]
         if not first:
             return
         chosen = set(first)
@@ -87,19 +107,28 @@ class IndexBuilder:
         self._next = 0
 
     def next_batch(self) -> EmbeddedBatch | None:
-        """Embed the next batch and store it in the cache; None when every row is done."""
+        """Embed the next batch of distinct texts and store it in the cache; None when every row is done.
+
+        The batch holds every row of those texts, twins after the row they share a text with.
+        """
         rows = self._order[self._next : self._next + self._batch_size]
         if not rows:
             return None
         if self._embedder is None:
-            self._embedder = self._engine(self.pending_count)
+            self._embedder = self._engine(len(self._order) - self._next)
         texts = [self._texts[row] for row in rows]
         vectors = self._embedder.encode(texts)
         extents = self._embedder.reading_extents(texts)
         if self._cache is not None:
             self._cache.store(texts, vectors, extents)
         self._next += len(rows)
-        return EmbeddedBatch(tuple(rows), vectors, tuple(extents))
+        copies = [1 + len(self._twins.get(row, ())) for row in rows]
+        every_row = tuple(twin for row in rows for twin in (row, *self._twins.get(row, ())))
+        self._pending -= len(every_row)
+        if len(every_row) == len(rows):
+            return EmbeddedBatch(every_row, vectors, tuple(extents))
+        repeated = tuple(extent for extent, count in zip(extents, copies, strict=True) for _ in range(count))
+        return EmbeddedBatch(every_row, np.repeat(vectors, copies, axis=0), repeated)
 
     @property
     def embedder(self) -> Embedder | None:

@@ -1,6 +1,9 @@
-"""The one index builder: every pending row embedded once, in order, the prioritised rows first."""
+"""The one index builder: every pending row gets its vector once, in order, the prioritised rows first;
+a text shared by several rows is embedded once."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 from hypothesis import given
@@ -64,3 +67,47 @@ def test_nothing_to_embed_opens_no_engine() -> None:
         raise AssertionError("no model should be opened")
 
     assert IndexBuilder(["a", "b"], [], engine).next_batch() is None
+
+
+class _CountingEmbedder(HashingEmbedder):
+    """Records every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return super().encode(texts)
+
+
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=30),
+    st.data(),
+    st.integers(1, 7),
+)
+def test_rows_sharing_a_text_are_embedded_once_and_all_get_its_vector(
+    text_of_row: list[int], data: st.DataObject, batch_size: int
+) -> None:
+    texts = [f"window about topic {topic}" for topic in text_of_row]
+    pending = data.draw(st.lists(st.sampled_from(range(len(texts))), unique=True))
+    first = data.draw(st.lists(st.sampled_from(range(len(texts))), max_size=4))
+    embedder = _CountingEmbedder()
+    builder = IndexBuilder(texts, pending, lambda count: embedder, batch_size=batch_size)
+    builder.prioritize(first)
+    assert builder.pending_count == len(pending)
+    got: dict[int, np.ndarray] = {}
+    while (batch := builder.next_batch()) is not None:
+        assert len(batch.rows) == len(batch.vectors) == len(batch.extents)
+        for row, vector in zip(batch.rows, batch.vectors, strict=True):
+            assert row not in got
+            got[row] = vector
+        assert builder.pending_count == len(pending) - len(got)
+    assert sorted(got) == sorted(pending)
+    assert sorted(embedder.texts) == sorted({texts[row] for row in pending}), "each distinct text once"
+    for row in pending:
+        np.testing.assert_array_equal(got[row], HashingEmbedder().encode([texts[row]])[0])
+    # A prioritised row's text comes first, whichever of its rows was asked for.
+    wanted = [texts[row] for row in first if row in pending]
+    if wanted:
+        assert embedder.texts[0] == wanted[0]

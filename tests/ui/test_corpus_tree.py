@@ -1,0 +1,94 @@
+"""The corpus pane at scale: a large corpus fills over a few turns of the event loop, and the tree it
+replaces is freed by reference counting alone (the app freezes its heap, which a cycle would pin)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+
+from raglens.corpus import Corpus, SourceFile
+from raglens.ui.widgets.corpus_tree import CorpusTree
+from tests.ui.conftest import wait_until
+
+
+def corpus_of(files: int, folder: str) -> Corpus:
+    """``files`` one-line files, ten to a folder, under ``folder``."""
+    sources = tuple(
+        SourceFile(f"{folder}/part{number // 10}/file{number}.py", f"x = {number}\n", "utf-8", 8)
+        for number in range(files)
+    )
+    return Corpus(Path("/corpus"), sources, (), "walk")
+
+
+class TreeApp(App[None]):
+    """The corpus tree alone, counting the times it said it was filled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filled = 0
+
+    def compose(self) -> ComposeResult:
+        yield CorpusTree(id="tree")
+
+    def on_corpus_tree_filled(self, message: CorpusTree.Filled) -> None:
+        self.filled += 1
+
+
+async def test_a_large_corpus_fills_over_turns_of_the_loop_then_says_so() -> None:
+    corpus = corpus_of(CorpusTree.FILL_CHUNK * 2 + 7, "big")
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(corpus, {source.path: 1 for source in corpus.files})
+        assert not tree.is_filled, "no more than one chunk is added in the call"
+        assert len(tree._node_of_path) == CorpusTree.FILL_CHUNK, (
+            "a chunk is of files (their folders with them)"
+        )
+        await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
+        assert tree.is_filled
+        assert all(tree.node_for(source.path) is not None for source in corpus.files)
+        folders = 1 + -(-len(corpus.files) // 10)
+        assert len(tree._tree_lines) == folders + len(corpus.files), "every folder is expanded"
+
+
+async def test_a_corpus_shown_before_the_last_one_filled_replaces_it() -> None:
+    first, second = corpus_of(CorpusTree.FILL_CHUNK * 3, "first"), corpus_of(25, "second")
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(first, {})
+        tree.show_corpus(second, {})
+        await wait_until(pilot, lambda: app.filled >= 1, "the tree filled")
+        await pilot.pause()
+        assert app.filled == 1, "the first corpus's fill stopped"
+        assert [line.path[-1].data for line in tree._tree_lines if line.path[-1].data is not None] == [
+            tree.node_for(source.path).data
+            for source in second.files  # type: ignore[union-attr]
+        ]
+
+
+async def test_the_tree_a_new_corpus_replaces_is_freed_with_the_heap_frozen() -> None:
+    """The app freezes its heap once a corpus is shown: an old node in a reference cycle (Tree.clear()
+    leaves parent and children in one) would never be freed. This fails with Tree.clear() alone."""
+    old, new = corpus_of(CorpusTree.FILL_CHUNK + 50, "old"), corpus_of(30, "new")
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(old, {})
+        await wait_until(pilot, lambda: app.filled == 1, "the old corpus shown")
+        await pilot.pause()  # drawn: the tree's lines are built
+        leaf = weakref.ref(tree.node_for(old.files[-1].path))  # type: ignore[arg-type]
+        folder = weakref.ref(tree.root.children[0])
+        gc.collect()
+        gc.freeze()
+        try:
+            tree.show_corpus(new, {})
+            await wait_until(pilot, lambda: app.filled == 2, "the new corpus shown")
+            await pilot.pause()
+            gc.collect()  # frozen objects are not collected: only reference counts free them
+            assert leaf() is None and folder() is None
+        finally:
+            gc.unfreeze()

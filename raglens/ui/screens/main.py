@@ -16,6 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
 from textual.widgets import Footer, Input, ProgressBar
 from textual.worker import Worker, WorkerState
 
@@ -23,6 +24,7 @@ from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.errors import RaglensError
 from raglens.printable import printable
 from raglens.ui.error_log import write_error_log
+from raglens.ui.free_memory import give_back_free_memory
 from raglens.ui.grid_actions import GridActions
 from raglens.ui.highlight import warm_up
 from raglens.ui.lab_actions import LabActions
@@ -42,11 +44,18 @@ from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.status_line import StatusLine
 from raglens.ui.widgets.versus_hits import VersusHits
 from raglens.ui.widgets.window_view import WindowView
+from raglens.ui.worker_threads import isolate_worker_contexts
 
 if TYPE_CHECKING:
     from raglens.embedding_process import EmbeddingProcess
     from raglens.ui.app_config import AppConfig
     from raglens.windows import WindowParams
+
+
+LONG_LIVED_WORKERS = frozenset({"embedder", "grid", "controls"})
+"""Worker groups that run for as long as a process does, or wait on one: the heap is settled while
+they run (they hold only what lives as long)."""
+SETTLE_RETRY_S = 0.25
 
 
 class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions, Questions, RunEvents):
@@ -85,8 +94,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         """``process`` is an embedding process already started for A (the CLI starts it before
         importing Textual, so the model opens while the app loads); None starts one at mount."""
         super().__init__(config, process)
-        self._corpus_shown = False
-        """Whether a corpus has been shown: the next one replaces it, and its garbage is collected."""
+        self._settle_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -107,6 +115,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         yield Footer()
 
     def on_mount(self) -> None:
+        isolate_worker_contexts()  # before the first worker: none may outlive its work
         self.narrate(f"reading {self.config.path}")
         self.a.start()  # before the first frame: the engine opens while Textual paints
         self.refresh_status()
@@ -119,7 +128,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         # relay's import of numpy (~0.1 s); started after the first paint, that import competed with
         # the first file's paint and the cached vectors waited 0.12-0.3 s.
         self.relay_events(self.a)
-        self.call_after_refresh(self._settle_heap)
+        self.call_after_refresh(gc.freeze)  # Textual's own objects; the corpus's once it is shown
 
     def close_runs(self, timeout: float) -> None:
         """End every configuration's process and the eval grid's child."""
@@ -128,20 +137,35 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         self.b = None
         self.stop_grid()
 
-    def _settle_heap(self, *, replaced: bool = False) -> None:
+    def _settle_heap(self) -> None:
         """Exempt the objects alive now (Textual's, the corpus's) from the cyclic garbage collector.
 
         A full collection over them stalled the event loop for 40-50 ms in the middle of indexing
-        (measured with benchmarks/app_responsiveness.py); frozen objects are not scanned again. When a
-        corpus ``replaced`` another (a re-scan, new windows), the old one's tree nodes, windows and
-        texts are garbage held in cycles that a frozen heap keeps for good (measured: +5 MB a re-scan
-        at 12k windows; flat with this): they are unfrozen and collected once, then the heap freezes
-        again.
+        (measured with benchmarks/app_responsiveness.py), 0.3-0.4 s at 100k windows; frozen objects
+        are not scanned again. What is frozen is only ever freed by its reference count, so garbage
+        is collected first (the objects not frozen yet only: ~0.1 s after a corpus of 100k
+        windows), and no worker may be running: a finished worker is a reference cycle (its task's
+        context holds it), and one frozen while running would keep its arguments, an index's
+        vectors among them, for good. A corpus that replaces another must leave the old one in no
+        reference cycle: the corpus tree unlinks its old nodes.
         """
-        if replaced:
-            gc.unfreeze()
-            gc.collect()
+        self._settle_timer = None
+        busy = [
+            worker
+            for worker in self.app.workers
+            if worker.group not in LONG_LIVED_WORKERS and not worker.is_finished
+        ]
+        if busy or not self.query_one(CorpusTree).is_filled:
+            self.settle_heap_soon()
+            return
+        gc.collect()
         gc.freeze()
+        give_back_free_memory()  # the old corpus's pages, freed now, in the reading thread's arena
+
+    def settle_heap_soon(self) -> None:
+        """Settle the heap when the workers are done; once, however often it is asked meanwhile."""
+        if self._settle_timer is None:
+            self._settle_timer = self.set_timer(SETTLE_RETRY_S, self._settle_heap)
 
     @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
     def read_corpus(self, params: WindowParams) -> None:
@@ -187,16 +211,17 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         self.cut_short = None  # measured again once the new windows are embedded
         counts = {path: len(rows) for path, rows in self.a.file_rows.items()}
         self.query_one(CorpusTree).show_corpus(corpus, counts)
-        # Frozen once the old tree is gone (not at CorpusLoaded: cutting the windows' texts comes
-        # between, ~0.1 s at 82k windows, and the old tree would be frozen again with the new corpus).
-        replaced, self._corpus_shown = self._corpus_shown, True
-        self.call_after_refresh(functools.partial(self._settle_heap, replaced=replaced))
         self.refresh_status()
         # Redraw the shown file with the new grid (or open the first file on the first load).
         if self.shown_window is not None and self.shown_window[0] in self.a.file_rows:
             self.show_file(*self.shown_window)
         elif corpus.files:
             self.open_first_file(corpus.files[0].path)
+
+    def on_corpus_tree_filled(self, message: CorpusTree.Filled) -> None:
+        # The new corpus is frozen once the tree holds all of it and has been drawn (the tree's
+        # redraw leaves young garbage that a freeze before it would keep).
+        self.call_after_refresh(gc.freeze)  # Textual's own objects; the corpus's once it is shown
 
     @while_shown
     def on_corpus_failed(self, message: CorpusFailed) -> None:

@@ -1,0 +1,57 @@
+"""A finished thread worker is freed with its arguments: Textual leaves it in its pool thread's context
+until that thread's next worker, and the app's frozen heap would then keep it for good."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+from textual import work
+from textual.app import App
+
+from raglens.ui.worker_threads import isolate_worker_contexts
+from tests.ui.conftest import wait_until
+
+
+class Payload:
+    """Stands for a large argument: an index snapshot, a corpus."""
+
+
+class WorkerApp(App[None]):
+    def __init__(self, isolate: bool) -> None:
+        super().__init__()
+        self.isolate = isolate
+        self.done = 0
+
+    def on_mount(self) -> None:
+        if self.isolate:
+            isolate_worker_contexts()
+
+    @work(thread=True)
+    def consume(self, payload: Payload) -> None:
+        self.call_from_thread(self.finished)
+
+    def finished(self) -> None:
+        self.done += 1
+
+
+async def payload_alive_after_its_worker(isolate: bool) -> bool:
+    app = WorkerApp(isolate)
+    async with app.run_test() as pilot:
+        payload = Payload()
+        alive = weakref.ref(payload)
+        app.consume(payload)
+        del payload
+        await wait_until(pilot, lambda: app.done == 1 and not list(app.workers), "the worker done")
+        await pilot.pause()
+        gc.collect()
+        return alive() is not None
+
+
+async def test_a_finished_worker_keeps_nothing_alive() -> None:
+    assert not await payload_alive_after_its_worker(isolate=True)
+
+
+async def test_textuals_own_pool_keeps_the_last_worker_of_each_thread() -> None:
+    """What the pool is for: if Textual stops doing this, the pool can go (this then fails)."""
+    assert await payload_alive_after_its_worker(isolate=False)

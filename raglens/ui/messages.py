@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.attribution import Attribution
     from raglens.compare import VersusRanking
     from raglens.corpus import Corpus
+    from raglens.diagnostics.coverage import CorpusCoverage
     from raglens.diagnostics.golden_writer import NewCase
     from raglens.diagnostics.probes import ProbeResult
     from raglens.diagnostics.prompt import PromptPreview
@@ -38,6 +39,15 @@ class CorpusLoaded(Message):
         super().__init__()
         self.corpus = corpus
         self.params = params
+
+
+class CoverageMeasured(Message):
+    """How much of each file the model reads, measured over the window set ``windows``."""
+
+    def __init__(self, windows: Sequence[Window], coverage: CorpusCoverage) -> None:
+        super().__init__()
+        self.windows = windows
+        self.coverage = coverage
 
 
 class CorpusFailed(Message):

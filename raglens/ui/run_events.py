@@ -31,7 +31,7 @@ from raglens.printable import printable
 from raglens.process_restarts import describe_exit
 from raglens.run import ConfigurationRun, ProcessOutcome
 from raglens.ui.explorer_screen import ExplorerScreen
-from raglens.ui.messages import RunEvent, while_shown
+from raglens.ui.messages import CoverageMeasured, RunEvent, while_shown
 
 if sys.version_info >= (3, 11):
     from typing import assert_never
@@ -39,7 +39,11 @@ else:  # textual depends on typing_extensions
     from typing_extensions import assert_never
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from raglens.embedding_events import ReadingExtent
     from raglens.index import VectorIndex
+    from raglens.windows import Window
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,8 @@ class RunEvents(ExplorerScreen):
             self.narrate(f"{prefix}index ready: {index.window_count} window(s) indexed by their words")
         else:
             self.narrate(f"{prefix}index ready: {index.window_count} vector(s), {embedded} embedded")
+        if run is self.a:
+            self.settle_heap_soon()  # the whole index, vectors and extents, out of the collector's way
         if run is self.a and not run.lexical:
             self._narrate_coverage(index)
         else:
@@ -192,16 +198,36 @@ class RunEvents(ExplorerScreen):
 
     def _narrate_coverage(self, index: VectorIndex) -> None:
         """Say in the log how much of the corpus the model never reads, once every extent is known."""
-        from raglens.diagnostics.coverage import corpus_coverage  # numpy is loaded by now
-        from raglens.diagnostics.describe import describe_coverage
-
         extents = [index.extent(row) for row in range(index.window_count)]
         known = [extent for extent in extents if extent is not None]
         if self.corpus is None or len(known) != len(extents):
             return
         lengths = {source.path: len(source.text) for source in self.corpus.files}
         limit = self.a.model.max_seq_length if self.a.model is not None else None
-        coverage = corpus_coverage(lengths, index.windows, known, limit)
+        self.measure_coverage(lengths, index.windows, known, limit)
+
+    @work(thread=True, exclusive=True, group="coverage", exit_on_error=False, description="coverage")
+    def measure_coverage(
+        self,
+        lengths: dict[str, int],
+        windows: Sequence[Window],
+        extents: Sequence[ReadingExtent],
+        limit: int | None,
+    ) -> None:
+        """How much of each file the model reads: ~0.4 s at 100k windows, off the event loop."""
+        from raglens.diagnostics.coverage import corpus_coverage  # numpy is loaded by now
+
+        coverage = corpus_coverage(lengths, windows, extents, limit)
+        if not get_current_worker().is_cancelled:
+            self.post_message(CoverageMeasured(windows, coverage))
+
+    @while_shown
+    def on_coverage_measured(self, message: CoverageMeasured) -> None:
+        from raglens.diagnostics.describe import describe_coverage
+
+        if message.windows is not self.a.windows:
+            return  # of a window set replaced since
+        coverage = message.coverage
         self.narrate(describe_coverage(coverage))
         # Said where it is seen, not only in the log (folded away at 80x24): the status line.
         self.cut_short = coverage.truncated_count / coverage.window_count if coverage.window_count else None

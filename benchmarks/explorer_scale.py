@@ -1,0 +1,299 @@
+"""The explorer on a corpus of ~100k windows: stalls, Enter to hits, memory, re-scans and a warm start.
+
+Usage: uv run python benchmarks/explorer_scale.py SOURCE [--windows 100000] [--rescans 3] [--no-tmux]
+
+The corpus is copies of the real repository SOURCE, each under a path of its own (as
+benchmarks/files_scale.py makes it). Copies share their windows' texts, so the cache holds each text
+once: the real model (all-MiniLM-L6-v2, fp32) embeds SOURCE's windows once while the explorer holds
+every copy's windows, and every later start is warm. In this process, the app runs under Textual's
+test driver at 160x45 with a fresh cache, and a 5 ms interval timer measures the event loop's stalls
+in each phase:
+
+- start-up: until the corpus pane shows every file and the model is ready;
+- embedding: until every window has its vector (the copies' vectors arrive with their text's);
+- querying: questions submitted into the full index, Enter to hits drawn (and the ranking's part);
+- re-scan: ``r`` pressed ``--rescans`` times, each until the index is complete again.
+
+Memory is the app process's resident set above what it held before the app started (the imports
+alone), against the bytes of the vectors plus the corpus text (issue 23's goal: at most 1.3x), and
+after each re-scan (issue 29's goal: after the last within 5% of after the first). In tmux, with the
+cache now warm: a bare Textual app's first frame (the floor) and ``raglens CORPUS QUERY`` until its
+hits are ranked over every window, alternating (goal: within 2 s of the floor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import shlex
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Input
+
+from benchmarks.app_responsiveness import (
+    bare_first_frame_seconds,
+    ensure_bytecode,
+    in_repository,
+    seconds_until_on_screen,
+)
+from benchmarks.files_scale import build_corpus
+from raglens.run import EngineSettings
+from raglens.ui.app import RaglensApp
+from raglens.ui.app_config import AppConfig
+from raglens.ui.widgets.corpus_tree import CorpusTree
+
+QUESTIONS = (
+    "how do I add a command line option with a default value?",
+    "what happens when a required argument is missing?",
+    "prompt the user for a password",
+    "make_context",
+    "how are environment variables read for options?",
+)
+PHASES = ("start-up", "embedding", "querying", "re-scan")
+TICK_S = 0.005
+
+
+@dataclass
+class Session:
+    """What one explorer session measured."""
+
+    lags_ms: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in PHASES})
+    worst_at: dict[str, str] = field(default_factory=dict)
+    """When in its phase the worst stall happened, in words."""
+    phase_s: dict[str, float] = field(default_factory=dict)
+    enter_to_hits_ms: list[float] = field(default_factory=list)
+    ranking_ms: list[float] = field(default_factory=list)
+    memory_mib: dict[str, float] = field(default_factory=dict)
+    window_count: int = 0
+    vector_mib: float = 0.0
+    text_mib: float = 0.0
+
+
+class StallWatch:
+    """A thread that records where the event loop's thread is while it has not ticked for a while.
+
+    It needs the GIL to look, so it sees the Python code a stall runs (a C call that holds the GIL is
+    seen when it returns into Python); good enough to say which code to look at.
+    """
+
+    def __init__(self, over_s: float = 0.08) -> None:
+        self.beat = time.perf_counter()
+        self.stacks: collections.Counter[str] = collections.Counter()
+        self._over_s = over_s
+        self._loop_thread = threading.get_ident()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> StallWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.01):
+            if time.perf_counter() - self.beat > self._over_s:
+                frame = sys._current_frames().get(self._loop_thread)
+                if frame is not None:
+                    lines = traceback.format_stack(frame)[-7:]
+                    self.stacks["".join(line for line in lines if "/asyncio/" not in line)] += 1
+
+    def report(self) -> None:
+        """Print the stacks seen most often in stalls."""
+        for stack, count in self.stacks.most_common(6):
+            print(f"--- seen {count} times in a stall over {self._over_s * 1000:.0f} ms:\n{stack}")
+
+
+def resident_mib() -> float:
+    """This process's resident set, MiB (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+async def explore(corpus: Path, cache: Path, rescans: int, watch: StallWatch | None) -> Session:
+    """One session of the explorer on ``corpus`` with the real model, phase by phase."""
+    import gc
+
+    import numpy as np  # noqa: F401  (the imports are the baseline, not the app's memory)
+
+    import raglens.ui.ranking
+
+    gc.collect()
+    session = Session()
+    unwrapped = raglens.ui.ranking.rank_for_display
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return unwrapped(*args, **kwargs)
+        finally:
+            if phase == "querying":
+                session.ranking_ms.append((time.perf_counter() - started) * 1000)
+
+    raglens.ui.ranking.rank_for_display = timed  # the ranking worker imports it when it runs
+    session.memory_mib["imports"] = resident_mib()
+    app = RaglensApp(AppConfig(path=str(corpus), engine=EngineSettings(device="cpu", cache_dir=str(cache))))
+    phase = "start-up"
+    phase_started = time.perf_counter()
+
+    async with app.run_test(size=(160, 45)):
+        main = app.main
+        expected = time.perf_counter()
+
+        def tick() -> None:
+            nonlocal expected
+            now = time.perf_counter()
+            lag = max(0.0, now - expected) * 1000
+            lags = session.lags_ms[phase]
+            if not lags or lag > max(lags):
+                session.worst_at[phase] = f"{now - phase_started:.1f} s in"
+            lags.append(lag)
+            expected = now + TICK_S
+            if watch is not None:
+                watch.beat = now
+
+        app.set_interval(TICK_S, tick)
+
+        def enter(name: str) -> None:
+            nonlocal phase, phase_started
+            session.phase_s[phase] = time.perf_counter() - phase_started
+            phase, phase_started = name, time.perf_counter()
+
+        def tree_filled() -> bool:
+            tree = app.screen.query_one(CorpusTree)
+            return main.corpus is not None and len(tree.root.children) > 0
+
+        # Plain sleeps: Pilot.pause forces a repaint each call, which would load the machine itself.
+        while not (tree_filled() and main.a.model is not None):
+            await asyncio.sleep(0.01)
+        enter("embedding")
+        while not (main.index is not None and main.index.is_complete):
+            await asyncio.sleep(0.05)
+        session.window_count = main.index.window_count
+        session.vector_mib = main.index.window_count * main.index.dimension * 4 / 2**20
+        session.text_mib = sum(len(source.text.encode()) for source in main.corpus.files) / 2**20
+        enter("querying")
+        await asyncio.sleep(1)  # the last batch's re-rank and repaint
+        gc.collect()
+        session.memory_mib["complete"] = resident_mib()
+        box = app.screen.query_one("#query", Input)
+        for repeat in range(4):
+            for question in QUESTIONS:
+                text = f"{question} ({repeat})"
+                box.value = text
+                sent = time.perf_counter()
+                await box.action_submit()
+                while main.shown_query != text:
+                    await asyncio.sleep(0.002)
+                session.enter_to_hits_ms.append((time.perf_counter() - sent) * 1000)
+        enter("re-scan")
+        for number in range(1, rescans + 1):
+            old_corpus = main.corpus
+            main.action_rescan()
+            while main.corpus is old_corpus or not (main.index is not None and main.index.is_complete):
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(1)
+            gc.collect()
+            session.memory_mib[f"after re-scan {number}"] = resident_mib()
+        session.phase_s["re-scan"] = time.perf_counter() - phase_started
+    return session
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The value ``share`` of the way up ``values`` sorted (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+def report(session: Session) -> None:
+    """Print one session's figures against the issue's goals."""
+    sizes = f"vectors {session.vector_mib:.0f} MiB, text {session.text_mib:.0f} MiB"
+    print(f"{session.window_count:,} windows; {sizes}")
+    for name in PHASES:
+        lags = session.lags_ms[name]
+        if not lags:
+            continue
+        print(
+            f"stall, {name} ({session.phase_s.get(name, 0):.1f} s, {len(lags)} ticks of "
+            f"{TICK_S * 1000:.0f} ms): "
+            f"median {statistics.median(lags):.1f} ms, p99 {percentile(lags, 0.99):.1f} ms, "
+            f"worst {max(lags):.0f} ms ({session.worst_at[name]}); goal p99 <= 16, worst <= 100"
+        )
+    enter = session.enter_to_hits_ms
+    print(
+        f"Enter to hits drawn: p50 {statistics.median(enter):.0f} ms, worst {max(enter):.0f} ms; ranking p50 "
+        f"{statistics.median(session.ranking_ms):.0f} ms (goals 100 and 30)"
+    )
+    base = session.memory_mib["imports"]
+    held = session.memory_mib["complete"] - base
+    floor = session.vector_mib + session.text_mib
+    print(
+        f"memory above the imports, index complete: {held:.0f} MiB = {held / floor:.2f}x vectors + text "
+        "(goal 1.3x)"
+    )
+    rescans = [(name, mib) for name, mib in session.memory_mib.items() if name.startswith("after")]
+    if rescans:
+        first = rescans[0][1] - base
+        figures = ", ".join(f"{mib - base:.0f}" for _, mib in rescans)
+        last = rescans[-1][1] - base
+        print(f"memory after each re-scan: {figures} MiB; last/first {last / first:.3f} (goal <= 1.05)")
+
+
+def warm_start(corpus: Path, cache: Path, runs: int) -> None:
+    """In tmux: the bare app's first frame and raglens's hits over every window, cache warm, alternating."""
+    command = in_repository(f"-m raglens {shlex.quote(str(corpus))} {shlex.quote(QUESTIONS[0])}")
+    command = f"RAGLENS_CACHE_DIR={shlex.quote(str(cache))} {command}"
+    bare, hits = [], []
+    for _ in range(runs):
+        bare += bare_first_frame_seconds(runs=1)
+        hits += seconds_until_on_screen(command, "ranked over all", runs=1)
+    gap = statistics.median(hits) - statistics.median(bare)
+    print(
+        f"warm start in tmux: bare app's first frame {', '.join(f'{t:.2f}' for t in bare)} s; raglens's hits "
+        f"over every window {', '.join(f'{t:.2f}' for t in hits)} s; median {gap:+.2f} s after the floor "
+        "(goal: within 2 s)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path)
+    parser.add_argument("--windows", type=int, default=100_000)
+    parser.add_argument("--rescans", type=int, default=3)
+    parser.add_argument("--warm-runs", type=int, default=3)
+    parser.add_argument("--no-tmux", action="store_true", help="skip the warm start in tmux")
+    parser.add_argument("--stall-stacks", action="store_true", help="print where the longest stalls were")
+    parser.add_argument("--cache", type=Path, help="a vector cache folder to use (default: a fresh one)")
+    args = parser.parse_args()
+    ensure_bytecode()
+    with tempfile.TemporaryDirectory(prefix="raglens-explorer-scale-") as folder:
+        corpus, cache = Path(folder) / "corpus", args.cache or Path(folder) / "cache"
+        expected = build_corpus(args.source.resolve(), corpus, args.windows)
+        print(f"corpus: {expected:,} windows of 1000/200 characters from copies of {args.source}")
+        if args.stall_stacks:
+            with StallWatch() as watch:
+                report(asyncio.run(explore(corpus, cache, args.rescans, watch)))
+            watch.report()
+        else:
+            report(asyncio.run(explore(corpus, cache, args.rescans, None)))
+        if not args.no_tmux and shutil.which("tmux"):
+            warm_start(corpus, cache, args.warm_runs)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

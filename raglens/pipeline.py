@@ -59,7 +59,8 @@ def build_index(
     missing = [row for row, entry in enumerate(entries) if entry is None]
     if cache is not None:
         on_step(VectorsFromCache(len(windows) - len(missing), len(windows)))
-    engine = engines.for_windows(len(missing)) if missing else engines.for_queries()
+    # The builder embeds a text shared by several windows once: the engine is chosen for those.
+    engine = engines.for_windows(len({texts[row] for row in missing})) if missing else engines.for_queries()
     index = VectorIndex(windows, engine.dimension)
     cached = cached_batch(entries)
     index.fill(cached.rows, cached.vectors, cached.extents)

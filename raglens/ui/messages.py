@@ -42,11 +42,11 @@ class CorpusLoaded(Message):
 
 
 class CoverageMeasured(Message):
-    """How much of each file the model reads, measured over the window set ``windows``."""
+    """How much of each file the model reads, measured over A's window set ``generation``."""
 
-    def __init__(self, windows: Sequence[Window], coverage: CorpusCoverage) -> None:
+    def __init__(self, generation: int, coverage: CorpusCoverage) -> None:
         super().__init__()
-        self.windows = windows
+        self.generation = generation
         self.coverage = coverage
 
 

@@ -204,11 +204,12 @@ class RunEvents(ExplorerScreen):
             return
         lengths = {source.path: len(source.text) for source in self.corpus.files}
         limit = self.a.model.max_seq_length if self.a.model is not None else None
-        self.measure_coverage(lengths, index.windows, known, limit)
+        self.measure_coverage(self.a.generation, lengths, index.windows, known, limit)
 
     @work(thread=True, exclusive=True, group="coverage", exit_on_error=False, description="coverage")
     def measure_coverage(
         self,
+        generation: int,
         lengths: dict[str, int],
         windows: Sequence[Window],
         extents: Sequence[ReadingExtent],
@@ -219,13 +220,13 @@ class RunEvents(ExplorerScreen):
 
         coverage = corpus_coverage(lengths, windows, extents, limit)
         if not get_current_worker().is_cancelled:
-            self.post_message(CoverageMeasured(windows, coverage))
+            self.post_message(CoverageMeasured(generation, coverage))
 
     @while_shown
     def on_coverage_measured(self, message: CoverageMeasured) -> None:
         from raglens.diagnostics.describe import describe_coverage
 
-        if message.windows is not self.a.windows:
+        if message.generation != self.a.generation:
             return  # of a window set replaced since
         coverage = message.coverage
         self.narrate(describe_coverage(coverage))

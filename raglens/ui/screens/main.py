@@ -219,9 +219,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             self.open_first_file(corpus.files[0].path)
 
     def on_corpus_tree_filled(self, message: CorpusTree.Filled) -> None:
-        # The new corpus is frozen once the tree holds all of it and has been drawn (the tree's
-        # redraw leaves young garbage that a freeze before it would keep).
-        self.call_after_refresh(gc.freeze)  # Textual's own objects; the corpus's once it is shown
+        self.settle_heap_soon()  # the new corpus, once the tree holds all of it
 
     @while_shown
     def on_corpus_failed(self, message: CorpusFailed) -> None:

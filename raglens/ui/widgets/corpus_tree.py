@@ -65,7 +65,7 @@ class CorpusTree(Tree[FileEntry]):
 
     def show_corpus(self, corpus: Corpus, window_counts: dict[str, int]) -> None:
         """Rebuild the tree for ``corpus``: at once when it is small, else over a few turns of the
-        event loop, the tree empty until the last (then ``Filled`` is posted, as it is at once)."""
+        event loop, showing the first chunk meanwhile; ``Filled`` is posted when all of it is in."""
         self._fill_number += 1
         self._filling = True
         # Removed first, which unlinks each node from its parent: Tree.clear() alone leaves the old
@@ -148,12 +148,12 @@ class CorpusTree(Tree[FileEntry]):
         With the collector paused while it runs, the cycle stays young and the next collection takes
         it; in the oldest generation, the next freeze of the heap would keep it, and the old tree's
         nodes with it, for good. The pause also keeps a full collection out of the middle of it."""
-        paused = gc.isenabled()
+        was_enabled = gc.isenabled()
         gc.disable()
         try:
             super()._build()
         finally:
-            if paused:
+            if was_enabled:
                 gc.enable()
 
     def get_label_width(self, node: TreeNode[FileEntry]) -> int:

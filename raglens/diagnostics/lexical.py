@@ -10,7 +10,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from raglens.lines import LineIndex
 from raglens.printable import printable_name
 from raglens.search import SearchResult, ranks_of, score_of
 from raglens.windows import Window
@@ -150,17 +149,34 @@ def _ranks_shown(ranks: Sequence[int]) -> str:
 
 
 def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurrence]:
-    """Every whole-token occurrence of ``identifier`` in the files ``texts`` (path to text)."""
+    """Every whole-token occurrence of ``identifier`` in the files ``texts`` (path to text).
+
+    Candidates are found with ``str.find`` and only they are checked as whole tokens, and lines are
+    counted only up to each one: on 100k windows (78 MB of text) a regex over every file holding the
+    identifier, and an index of every line of those files, took 0.7 s a question.
+    """
+    if not identifier:
+        return []
     pattern = _whole_token(identifier)
     found: list[Occurrence] = []
     for path, text in texts.items():
-        if identifier not in text:
-            continue  # a plain substring test is ~50x faster than the regex; most files fail it
-        matches = list(pattern.finditer(text))
-        if matches:
-            lines = LineIndex(text)
-            found.extend(Occurrence(path, lines.line_of(m.start()), m.start()) for m in matches)
+        start = text.find(identifier)
+        line, counted_to = 1, 0
+        while start >= 0:
+            if pattern.match(text, start):  # a lookbehind sees the text before ``start``
+                line += _line_breaks(text, counted_to, start)
+                counted_to = start
+                found.append(Occurrence(path, line, start))
+                start = text.find(identifier, start + len(identifier))  # as finditer: no overlaps
+            else:
+                start = text.find(identifier, start + 1)
     return found
+
+
+def _line_breaks(text: str, start: int, end: int) -> int:
+    """How many line breaks (CRLF, a lone CR or LF, as raglens.lines counts them) lie in
+    ``text[start:end]``; neither end may split a CRLF."""
+    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
 
 
 def identifier_report(
@@ -179,7 +195,8 @@ def identifier_report(
     rows = [
         row
         for row, window in enumerate(windows)
-        if any(window.start <= start and end <= window.end for start, end in spans.get(window.path, ()))
+        if window.path in spans
+        and any(window.start <= start and end <= window.end for start, end in spans[window.path])
     ]
     lexical_ranks = ranks_of(bm25, rows) if bm25 is not None else [None] * len(rows)
     holding = [

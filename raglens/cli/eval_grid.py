@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import io
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -58,7 +58,9 @@ def _counter(config: RetrievalConfig) -> TokenCounter | None:
     return TokenCounter(folder, config.model or DEFAULT_MODEL_NAME, limit)
 
 
-def _unread_share(config: RetrievalConfig, texts: dict[str, str], windows: Sequence[Window]) -> float | None:
+def _unread_share(
+    config: RetrievalConfig, texts: Mapping[str, str], windows: Sequence[Window]
+) -> float | None:
     """The share of the corpus no window's score reads: none for BM25, which reads every token;
     for a model, measured with its tokenizer (None without one)."""
     if is_bm25(config.model):

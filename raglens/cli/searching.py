@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -310,7 +310,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
 
 
 def prompt_preview(
-    config: RetrievalConfig, query: str, result: SearchResult, texts: dict[str, str]
+    config: RetrievalConfig, query: str, result: SearchResult, texts: Mapping[str, str]
 ) -> PromptPreview:
     """The prompt an LLM would get for ``query``, counted with the model's tokenizer where it is here;
     BM25 has no tokenizer of a model, so its count is left out."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from raglens.embedding_events import DEFAULT_MODEL_NAME, ReadingExtent
@@ -159,7 +159,7 @@ extents kept, two numbers a window, still grow with the corpus)."""
 
 
 def measure_coverage(
-    file_texts: dict[str, str],
+    file_texts: Mapping[str, str],
     windows: Sequence[Window],
     counter: TokenCounter,
     on_progress: Callable[[int, int], None] | None = None,

@@ -59,3 +59,12 @@ def test_the_lexer_is_the_one_pygments_picks_for_every_pattern() -> None:
         if (type(found) if found is not None else None) is not expected:
             disagreements.append(name)
     assert not disagreements
+
+
+def test_a_colouring_kept_for_later_is_not_changed_by_what_a_caller_marks_on_its_copy() -> None:
+    first = highlighted("queue.py", "def drain(jobs):\n    return jobs\n")
+    plain_spans = list(first.spans)
+    first.stylize("reverse", 0, 3)  # as hit_excerpt marks the question's words
+    again = highlighted("queue.py", "def drain(jobs):\n    return jobs\n")
+    assert again is not first
+    assert list(again.spans) == plain_spans

@@ -12,25 +12,52 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
 class ContextPerCallExecutor(ThreadPoolExecutor):
-    """A thread pool whose every call runs in a copy of its submitter's context variables."""
+    """A thread pool whose every call runs in a copy of its submitter's context variables, and which
+    counts its calls still running (a cancelled Textual worker is finished while its thread runs on)."""
+
+    def __init__(self, thread_name_prefix: str = "") -> None:
+        super().__init__(thread_name_prefix=thread_name_prefix)
+        self._count_lock = threading.Lock()
+        self._running = 0
+
+    @property
+    def running(self) -> int:
+        """How many calls are submitted and not yet returned."""
+        return self._running
 
     def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         context = contextvars.copy_context()
-        call: Callable[..., T] = context.run
-        return super().submit(call, fn, *args, **kwargs)
+        with self._count_lock:
+            self._running += 1
+
+        def call() -> T:
+            try:
+                return context.run(fn, *args, **kwargs)
+            finally:
+                with self._count_lock:
+                    self._running -= 1
+
+        try:
+            return super().submit(call)
+        except BaseException:
+            with self._count_lock:
+                self._running -= 1
+            raise
 
 
-def isolate_worker_contexts(loop: asyncio.AbstractEventLoop | None = None) -> None:
+def isolate_worker_contexts(loop: asyncio.AbstractEventLoop | None = None) -> ContextPerCallExecutor:
     """Make ``loop``'s default executor (the running loop's by default) a ContextPerCallExecutor."""
     target = loop or asyncio.get_running_loop()
-    executor: Any = ContextPerCallExecutor(thread_name_prefix="raglens-worker")
+    executor = ContextPerCallExecutor(thread_name_prefix="raglens-worker")
     target.set_default_executor(executor)
+    return executor

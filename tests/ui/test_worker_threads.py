@@ -55,3 +55,27 @@ async def test_a_finished_worker_keeps_nothing_alive() -> None:
 async def test_textuals_own_pool_keeps_the_last_worker_of_each_thread() -> None:
     """What the pool is for: if Textual stops doing this, the pool can go (this then fails)."""
     assert await payload_alive_after_its_worker(isolate=False)
+
+
+def test_the_pool_counts_its_calls_until_they_return_or_raise() -> None:
+    import threading
+
+    from raglens.ui.worker_threads import ContextPerCallExecutor
+
+    pool = ContextPerCallExecutor()
+    release = threading.Event()
+
+    def fail() -> None:
+        raise ValueError("a failing worker")
+
+    try:
+        waiting = pool.submit(release.wait, 10)
+        failing = pool.submit(fail)
+        assert isinstance(failing.exception(timeout=10), ValueError)
+        assert pool.running == 1, "the failed call is no longer counted; the waiting one is"
+        release.set()
+        assert waiting.result(timeout=10) is True
+        assert pool.running == 0
+    finally:
+        release.set()
+        pool.shutdown()

@@ -44,7 +44,7 @@ from raglens.ui.widgets.score_strip import ScoreStrip
 from raglens.ui.widgets.status_line import StatusLine
 from raglens.ui.widgets.versus_hits import VersusHits
 from raglens.ui.widgets.window_view import WindowView
-from raglens.ui.worker_threads import isolate_worker_contexts
+from raglens.ui.worker_threads import ContextPerCallExecutor, isolate_worker_contexts
 
 if TYPE_CHECKING:
     from raglens.embedding_process import EmbeddingProcess
@@ -95,6 +95,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         importing Textual, so the model opens while the app loads); None starts one at mount."""
         super().__init__(config, process)
         self._settle_timer: Timer | None = None
+        self._worker_pool: ContextPerCallExecutor | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -115,7 +116,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         yield Footer()
 
     def on_mount(self) -> None:
-        isolate_worker_contexts()  # before the first worker: none may outlive its work
+        self._worker_pool = isolate_worker_contexts()  # before the first worker: none outlives its work
         self.narrate(f"reading {self.config.path}")
         self.a.start()  # before the first frame: the engine opens while Textual paints
         self.refresh_status()
@@ -150,12 +151,11 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         reference cycle: the corpus tree unlinks its old nodes.
         """
         self._settle_timer = None
-        busy = [
-            worker
-            for worker in self.app.workers
-            if worker.group not in LONG_LIVED_WORKERS and not worker.is_finished
-        ]
-        if busy or not self.query_one(CorpusTree).is_filled:
+        workers = [worker for worker in self.app.workers if not worker.is_finished]
+        long_lived = sum(worker.group in LONG_LIVED_WORKERS for worker in workers)
+        # A cancelled worker is finished at once, though its thread runs on: the pool counts it.
+        in_pool = self._worker_pool.running if self._worker_pool is not None else long_lived
+        if len(workers) > long_lived or in_pool > long_lived:
             self.settle_heap_soon()
             return
         gc.collect()
@@ -211,6 +211,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         self.cut_short = None  # measured again once the new windows are embedded
         counts = {path: len(rows) for path, rows in self.a.file_rows.items()}
         self.query_one(CorpusTree).show_corpus(corpus, counts)
+        self.settle_heap_soon()  # the windows, once the worker that cut them is done
         self.refresh_status()
         # Redraw the shown file with the new grid (or open the first file on the first load).
         if self.shown_window is not None and self.shown_window[0] in self.a.file_rows:

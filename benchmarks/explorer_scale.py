@@ -158,13 +158,15 @@ async def explore(corpus: Path, cache: Path, rescans: int, watch: StallWatch | N
             nonlocal expected
             now = time.perf_counter()
             lag = max(0.0, now - expected) * 1000
-            lags = session.lags_ms[phase]
+            lags = session.lags_ms.get(phase)
+            expected = now + TICK_S
+            if watch is not None:
+                watch.beat = now if lags is not None else now + 3600  # closing: not watched
+            if lags is None:
+                return
             if not lags or lag > max(lags):
                 session.worst_at[phase] = f"{now - phase_started:.1f} s in"
             lags.append(lag)
-            expected = now + TICK_S
-            if watch is not None:
-                watch.beat = now
 
         app.set_interval(TICK_S, tick)
 
@@ -206,10 +208,11 @@ async def explore(corpus: Path, cache: Path, rescans: int, watch: StallWatch | N
             main.action_rescan()
             while main.corpus is old_corpus or not (main.index is not None and main.index.is_complete):
                 await asyncio.sleep(0.05)
+            del old_corpus  # measured without this benchmark's own hold on the replaced corpus
             await asyncio.sleep(1)
             gc.collect()
             session.memory_mib[f"after re-scan {number}"] = resident_mib()
-        session.phase_s["re-scan"] = time.perf_counter() - phase_started
+        enter("closing")  # the app's exit (ending its processes) is not a stall anyone waits through
     return session
 
 

@@ -29,6 +29,19 @@ def test_every_offset_maps_to_the_line_pythons_reader_puts_it_on(text: str) -> N
         assert index.line_of(offset) == oracle_line_of(text, offset)
 
 
+lf_texts = st.lists(st.sampled_from([*"ab \t\n", "é", "€", "\n\n"]), max_size=200).map("".join)
+"""Texts with LF breaks only, which LineIndex indexes without a regex."""
+
+
+@given(lf_texts)
+def test_a_text_of_lf_breaks_maps_every_offset_as_the_reader_does(text: str) -> None:
+    index = LineIndex(text)
+    for offset in range(len(text)):
+        assert index.line_of(offset) == oracle_line_of(text, offset)
+    assert [text[start:end] for start, end in index.line_spans()] == text.splitlines(keepends=True)
+    assert index.line_count == len(text.splitlines())
+
+
 @given(line_texts)
 def test_line_spans_tile_the_text_like_splitlines(text: str) -> None:
     spans = LineIndex(text).line_spans()

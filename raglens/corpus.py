@@ -262,10 +262,13 @@ def _data_not_text(rel_path: str, text: str) -> str | None:
     """
     if rel_path.lower().endswith((".svg", ".svgz")):
         return "a vector drawing (SVG): coordinates, not text"
-    visible = len(text) - sum(text.count(space) for space in " \t\n\r")
+    # Counted on the UTF-8 bytes, each of these characters one byte there, by deleting them in one
+    # C pass each: fourteen str.count passes took 0.7 s of reading a 78 MB corpus.
+    encoded = text.encode("utf-8", "surrogatepass")
+    visible = len(text) - (len(encoded) - len(encoded.translate(None, b" \t\n\r")))
     if visible < DATA_MIN_CHARS:
         return None
-    digits = sum(text.count(digit) for digit in "0123456789")
+    digits = len(encoded) - len(encoded.translate(None, b"0123456789"))
     if digits / visible < DIGIT_SHARE_OF_DATA:
         return None
     return f"data, not text: {digits / visible:.0%} of its characters are digits"

@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from raglens.corpus import MAX_IGNORE_FILE_BYTES, CorpusOptions, SkipReason, load_corpus, scan_corpus
 from raglens.errors import BadInputError, NothingIndexableError
@@ -293,3 +295,17 @@ def test_an_ignore_file_that_is_not_a_small_regular_file_is_not_read(tmp_path: P
         ignore.write_text("*.md\n" + "#" * (MAX_IGNORE_FILE_BYTES + 1), encoding="utf-8")
     corpus = scan_corpus(tmp_path, CorpusOptions())
     assert [source.path for source in corpus.files] == ["notes.md"], "the ignore file was not obeyed"
+
+
+@given(
+    st.lists(
+        st.sampled_from([*"0123456789 \t\n\r", "ab", "é", "€", "\ud800", "7" * 500, " " * 300]), max_size=60
+    ).map("".join)
+)
+def test_data_is_told_from_text_by_the_share_of_digits_among_the_visible_characters(text: str) -> None:
+    from raglens.corpus import DATA_MIN_CHARS, DIGIT_SHARE_OF_DATA, _data_not_text
+
+    visible = len(text) - sum(text.count(space) for space in " \t\n\r")
+    digits = sum(text.count(digit) for digit in "0123456789")
+    is_data = visible >= DATA_MIN_CHARS and digits / visible >= DIGIT_SHARE_OF_DATA
+    assert (_data_not_text("notes.txt", text) is not None) == is_data

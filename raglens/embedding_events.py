@@ -6,6 +6,7 @@ model to import, so the app imports them before its first frame.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -230,6 +231,57 @@ class IndexWindows:
 
 
 @dataclass(frozen=True)
+class WindowTexts:
+    """A part of window set ``generation``'s texts, ahead of its IndexWindows (which holds the rest).
+
+    A large set travels in parts: pickling 100k windows' texts in one call held the app's GIL, and
+    so its event loop, for 0.1 s.
+    """
+
+    generation: int
+    texts: tuple[str, ...]
+
+
+TEXTS_PER_PART = 8_192
+
+
+def index_windows_requests(
+    generation: int, texts: Sequence[str], first: Sequence[int] = ()
+) -> list[WindowTexts | IndexWindows]:
+    """What the parent sends for a new window set: its texts in parts, the last part in IndexWindows."""
+    starts = range(0, max(len(texts) - TEXTS_PER_PART, 0), TEXTS_PER_PART)
+    parts: list[WindowTexts | IndexWindows] = [
+        WindowTexts(generation, tuple(texts[start : start + TEXTS_PER_PART])) for start in starts
+    ]
+    rest = len(parts) * TEXTS_PER_PART
+    parts.append(IndexWindows(generation, tuple(texts[rest:]), tuple(first)))
+    return parts
+
+
+class TextsInParts:
+    """A process's side of WindowTexts: the parts of one window set, joined to its IndexWindows."""
+
+    def __init__(self) -> None:
+        self._generation: int | None = None
+        self._parts: list[tuple[str, ...]] = []
+
+    def add(self, part: WindowTexts) -> None:
+        """Keep ``part``; parts of an older set still kept are dropped."""
+        if part.generation != self._generation:
+            self._generation, self._parts = part.generation, []
+        self._parts.append(part.texts)
+
+    def join(self, request: IndexWindows) -> IndexWindows:
+        """``request`` with the texts of its set's parts before its own."""
+        parts = self._parts if self._generation == request.generation else []
+        self._generation, self._parts = None, []
+        if not parts:
+            return request
+        texts = tuple(text for part in parts for text in part) + request.texts
+        return IndexWindows(request.generation, texts, request.first)
+
+
+@dataclass(frozen=True)
 class EmbedFirst:
     """Embed these rows of the current window set next (the file the user opened)."""
 
@@ -242,5 +294,5 @@ class Shutdown:
     """Stop the process."""
 
 
-Request = ServerConfig | EmbedQuery | ExplainScore | IndexWindows | EmbedFirst | Shutdown
+Request = ServerConfig | EmbedQuery | ExplainScore | WindowTexts | IndexWindows | EmbedFirst | Shutdown
 """Everything the parent sends."""

@@ -29,7 +29,6 @@ from raglens.embedding_events import (
     EngineNote,
     EngineTrouble,
     ExplainScore,
-    IndexWindows,
     ModelChoice,
     ModelFailed,
     ModelReady,
@@ -40,6 +39,7 @@ from raglens.embedding_events import (
     ScoreExplained,
     ServerConfig,
     Shutdown,
+    index_windows_requests,
 )
 from raglens.errors import EmbeddingProcessGone, ModelLoadError
 
@@ -128,7 +128,8 @@ class EmbeddingProcess:
 
     def index_windows(self, generation: int, texts: Sequence[str], first: Sequence[int] = ()) -> None:
         """Give vectors to a new window set (cache first, then the model; rows ``first`` ahead)."""
-        self._outbox.put(IndexWindows(generation, tuple(texts), tuple(first)))
+        for request in index_windows_requests(generation, texts, first):
+            self._outbox.put(request)
 
     def embed_first(self, generation: int, rows: Sequence[int]) -> None:
         """Embed ``rows`` of window set ``generation`` next; only their ids travel."""

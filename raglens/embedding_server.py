@@ -39,8 +39,10 @@ from raglens.embedding_events import (
     ScoreExplained,
     ServerConfig,
     Shutdown,
+    TextsInParts,
     VectorsEmbedded,
     WindowsDone,
+    WindowTexts,
 )
 from raglens.engine import Engines
 from raglens.errors import RaglensError
@@ -67,6 +69,7 @@ class EmbeddingServer:
         self._connection = connection
         self._sending = threading.Lock()
         self._config = config
+        self._texts_in_parts = TextsInParts()
         self._cache: VectorCache | None = None
         self._model_cache: ModelCache | None = None
         cache_dir = Path(config.cache_dir) if config.cache_dir is not None else None
@@ -142,7 +145,12 @@ class EmbeddingServer:
         self.send(ScoreExplained(request.request_id, attribution))
 
     @handle.register
+    def _(self, request: WindowTexts) -> None:
+        self._texts_in_parts.add(request)
+
+    @handle.register
     def _(self, request: IndexWindows) -> None:
+        request = self._texts_in_parts.join(request)
         self._generation = request.generation
         missing = list(range(len(request.texts)))
         if self._model_cache is not None:

@@ -30,8 +30,10 @@ from raglens.embedding_events import (
     ScoreExplained,
     ServerConfig,
     Shutdown,
+    TextsInParts,
     VectorsEmbedded,
     WindowsDone,
+    WindowTexts,
 )
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ class LexicalServer:
         """The window set the scorer indexed."""
         self._waiting: list[EmbedQuery] = []
         """Questions asked before any window set was indexed: answered once one is."""
+        self._texts_in_parts = TextsInParts()
 
     def send(self, event: ProcessEvent) -> None:
         self._connection.send(event)  # one thread: no other sender to wait for
@@ -64,8 +67,10 @@ class LexicalServer:
         while True:
             request: Request = self._connection.recv()
             match request:
+                case WindowTexts():
+                    self._texts_in_parts.add(request)
                 case IndexWindows():
-                    self._index(request)
+                    self._index(self._texts_in_parts.join(request))
                 case EmbedQuery():
                     self._answer(request)
                 case ExplainScore():

@@ -97,3 +97,19 @@ def test_wrong_shapes_and_rows_are_refused() -> None:
     with pytest.raises(ValueError, match="extents"):
         index.fill([0], np.ones((1, 3), dtype=np.float32), [])
     assert index.embedded_count == 0
+
+
+@given(st.lists(st.lists(st.integers(0, 11), unique=True), max_size=4), st.data())
+def test_each_rows_reading_extent_is_the_first_one_given(
+    batches: list[list[int]], data: st.DataObject
+) -> None:
+    index = _index(12, 2)
+    first: dict[int, ReadingExtent] = {}
+    for rows in batches:
+        extents = [
+            ReadingExtent(data.draw(st.integers(0, 600)), data.draw(st.integers(0, 1000))) for _ in rows
+        ]
+        index.fill(rows, np.ones((len(rows), 2), np.float32), extents)
+        for row, extent in zip(rows, extents, strict=True):
+            first.setdefault(row, extent)
+    assert [index.extent(row) for row in range(12)] == [first.get(row) for row in range(12)]

@@ -6,9 +6,11 @@ module lays out the panes, reads the corpus and owns A's window settings and k.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -50,6 +52,22 @@ if TYPE_CHECKING:
     from raglens.embedding_process import EmbeddingProcess
     from raglens.ui.app_config import AppConfig
     from raglens.windows import WindowParams
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No automatic garbage collection meanwhile, in any thread; as it was after.
+
+    Pauses that overlap on two threads end with the collector on: each turns it back on only if it
+    found it on, and the first to pause found it on.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 LONG_LIVED_WORKERS = frozenset({"embedder", "grid", "controls"})
@@ -171,14 +189,20 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
     def read_corpus(self, params: WindowParams) -> None:
         from raglens.windows import cut_corpus, window_texts
 
-        try:
-            corpus = load_corpus(self.config.path, CorpusOptions(max_file_bytes=self.config.max_file_bytes))
-        except RaglensError as error:
-            self.post_message(CorpusFailed(error))
-            return
-        windows = cut_corpus(corpus, params)
+        # Reading 100k windows' worth of files allocates enough to set off full collections of the
+        # heap on this thread, each holding the event loop's thread from the GIL 0.1-0.2 s: paused,
+        # and the heap is settled in one collection once the windows are shown.
+        with collector_paused():
+            try:
+                options = CorpusOptions(max_file_bytes=self.config.max_file_bytes)
+                corpus = load_corpus(self.config.path, options)
+            except RaglensError as error:
+                self.post_message(CorpusFailed(error))
+                return
+            windows = cut_corpus(corpus, params)
+            texts = window_texts(corpus, windows)
         self.post_message(CorpusLoaded(corpus, params))
-        self.post_message(WindowsCut(self.a.run_id, params, corpus, windows, window_texts(corpus, windows)))
+        self.post_message(WindowsCut(self.a.run_id, params, corpus, windows, texts))
         # Then Pygments and the corpus's lexers (~50 ms), here: the first ranking needs them, and a
         # warm model's cached vectors arrive ~0.1 s after the corpus.
         warm_up([source.path for source in corpus.files])

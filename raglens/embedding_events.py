@@ -226,8 +226,10 @@ class IndexWindows:
 
     generation: int
     texts: tuple[str, ...]
-    """Every window's text, by row."""
+    """Every window's text by row, after those sent before it in WindowTexts parts."""
     first: tuple[int, ...] = ()
+    sent_in_parts: int = 0
+    """How many texts of the set came before, in WindowTexts: their rows come first."""
 
 
 @dataclass(frozen=True)
@@ -254,7 +256,7 @@ def index_windows_requests(
         WindowTexts(generation, tuple(texts[start : start + TEXTS_PER_PART])) for start in starts
     ]
     rest = len(parts) * TEXTS_PER_PART
-    parts.append(IndexWindows(generation, tuple(texts[rest:]), tuple(first)))
+    parts.append(IndexWindows(generation, tuple(texts[rest:]), tuple(first), sent_in_parts=rest))
     return parts
 
 
@@ -272,9 +274,17 @@ class TextsInParts:
         self._parts.append(part.texts)
 
     def join(self, request: IndexWindows) -> IndexWindows:
-        """``request`` with the texts of its set's parts before its own."""
+        """``request`` with the texts of its set's parts before its own, all of them in one tuple.
+
+        A set whose parts did not all arrive is refused (ValueError): its rows would not be the app's.
+        """
         parts = self._parts if self._generation == request.generation else []
         self._generation, self._parts = None, []
+        kept = sum(len(part) for part in parts)
+        if kept != request.sent_in_parts:
+            raise ValueError(
+                f"window set {request.generation}: {kept} texts in parts, {request.sent_in_parts} sent"
+            )
         if not parts:
             return request
         texts = tuple(text for part in parts for text in part) + request.texts

@@ -25,8 +25,8 @@ class ContextPerCallExecutor(ThreadPoolExecutor):
     """A thread pool whose every call runs in a copy of its submitter's context variables, and which
     counts its calls still running (a cancelled Textual worker is finished while its thread runs on)."""
 
-    def __init__(self, thread_name_prefix: str = "") -> None:
-        super().__init__(thread_name_prefix=thread_name_prefix)
+    def __init__(self, max_workers: int | None = None, thread_name_prefix: str = "") -> None:
+        super().__init__(max_workers, thread_name_prefix=thread_name_prefix)
         self._count_lock = threading.Lock()
         self._running = 0
 
@@ -39,20 +39,19 @@ class ContextPerCallExecutor(ThreadPoolExecutor):
         context = contextvars.copy_context()
         with self._count_lock:
             self._running += 1
-
-        def call() -> T:
-            try:
-                return context.run(fn, *args, **kwargs)
-            finally:
-                with self._count_lock:
-                    self._running -= 1
-
         try:
-            return super().submit(call)
+            run: Callable[..., T] = context.run
+            future: Future[T] = super().submit(run, fn, *args, **kwargs)
         except BaseException:
-            with self._count_lock:
-                self._running -= 1
+            self._call_ended()
             raise
+        # Once the call returns, raises, or is cancelled while still queued (then it never runs).
+        future.add_done_callback(lambda _: self._call_ended())
+        return future
+
+    def _call_ended(self) -> None:
+        with self._count_lock:
+            self._running -= 1
 
 
 def isolate_worker_contexts(loop: asyncio.AbstractEventLoop | None = None) -> ContextPerCallExecutor:

@@ -79,3 +79,25 @@ def test_the_pool_counts_its_calls_until_they_return_or_raise() -> None:
     finally:
         release.set()
         pool.shutdown()
+
+
+def test_a_call_cancelled_while_queued_is_no_longer_counted() -> None:
+    """Textual cancels a superseded worker's future: one still queued never runs."""
+    import threading
+
+    from raglens.ui.worker_threads import ContextPerCallExecutor
+
+    pool = ContextPerCallExecutor(max_workers=1)  # so the second call waits in the queue
+    release = threading.Event()
+    try:
+        busy = pool.submit(release.wait, 10)
+        queued = pool.submit(release.wait, 10)
+        assert pool.running == 2
+        assert queued.cancel()
+        assert pool.running == 1
+        release.set()
+        busy.result(timeout=10)
+        assert pool.running == 0
+    finally:
+        release.set()
+        pool.shutdown()

@@ -30,6 +30,16 @@ def test_the_parts_join_to_the_texts_sent(count: int, part_size: int, first: lis
     assert received(requests, TextsInParts()) == IndexWindows(3, tuple(texts), tuple(first))
 
 
+def test_a_set_missing_a_part_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding_events, "TEXTS_PER_PART", 2)
+    *parts, last = index_windows_requests(5, ["a", "b", "c", "d", "e"])
+    joiner = TextsInParts()
+    assert isinstance(parts[0], WindowTexts) and isinstance(last, IndexWindows)
+    joiner.add(parts[0])  # the second part is lost
+    with pytest.raises(ValueError, match="2 texts in parts, 4 sent"):
+        joiner.join(last)
+
+
 def test_parts_of_a_set_replaced_before_its_last_part_are_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedding_events, "TEXTS_PER_PART", 2)
     joiner = TextsInParts()

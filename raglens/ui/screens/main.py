@@ -6,11 +6,9 @@ module lays out the panes, reads the corpus and owns A's window settings and k.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -25,6 +23,7 @@ from textual.worker import Worker, WorkerState
 from raglens.corpus import Corpus, CorpusOptions, load_corpus
 from raglens.errors import RaglensError
 from raglens.printable import printable
+from raglens.ui.collector import collector_paused
 from raglens.ui.error_log import write_error_log
 from raglens.ui.free_memory import give_back_free_memory
 from raglens.ui.grid_actions import GridActions
@@ -52,22 +51,6 @@ if TYPE_CHECKING:
     from raglens.embedding_process import EmbeddingProcess
     from raglens.ui.app_config import AppConfig
     from raglens.windows import WindowParams
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """No automatic garbage collection meanwhile, in any thread; as it was after.
-
-    Pauses that overlap on two threads end with the collector on: each turns it back on only if it
-    found it on, and the first to pause found it on.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 LONG_LIVED_WORKERS = frozenset({"embedder", "grid", "controls"})
@@ -189,9 +172,9 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
     def read_corpus(self, params: WindowParams) -> None:
         from raglens.windows import cut_corpus, window_texts
 
-        # Reading 100k windows' worth of files allocates enough to set off full collections of the
-        # heap on this thread, each holding the event loop's thread from the GIL 0.1-0.2 s: paused,
-        # and the heap is settled in one collection once the windows are shown.
+        # Paused: reading 100k windows' worth of files set off full collections that held the event
+        # loop's thread from the GIL 0.1-0.2 s. Garbage made meanwhile on any thread waits for the
+        # collection that settles the heap once the windows are shown.
         with collector_paused():
             try:
                 options = CorpusOptions(max_file_bytes=self.config.max_file_bytes)

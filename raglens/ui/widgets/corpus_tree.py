@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import gc
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -15,6 +14,7 @@ from textual.widgets._tree import TreeNode
 
 from raglens.corpus import Corpus
 from raglens.printable import printable, printable_name
+from raglens.ui.collector import collector_paused
 
 
 @dataclass(frozen=True)
@@ -148,13 +148,8 @@ class CorpusTree(Tree[FileEntry]):
         With the collector paused while it runs, the cycle stays young and the next collection takes
         it; in the oldest generation, the next freeze of the heap would keep it, and the old tree's
         nodes with it, for good. The pause also keeps a full collection out of the middle of it."""
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             super()._build()
-        finally:
-            if was_enabled:
-                gc.enable()
 
     def get_label_width(self, node: TreeNode[FileEntry]) -> int:
         """The label's width without rendering it: the tree measures every line on each rebuild."""

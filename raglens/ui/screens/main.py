@@ -149,7 +149,8 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         windows), and no worker may be running: a finished worker is a reference cycle (its task's
         context holds it), and one frozen while running would keep its arguments, an index's
         vectors among them, for good. A corpus that replaces another must leave the old one in no
-        reference cycle: the corpus tree unlinks its old nodes.
+        reference cycle: the corpus tree unlinks its old nodes. A corpus is settled in stages as it
+        arrives (its windows, its tree, its index's extents), so no one collection scans all of it.
         """
         self._settle_timer = None
         workers = [worker for worker in self.app.workers if not worker.is_finished]

@@ -105,7 +105,7 @@ def test_a_query_overtakes_a_long_window_set(fake_process: EmbeddingProcess) -> 
 
 def test_a_new_window_set_supersedes_the_one_under_way(fake_process: EmbeddingProcess) -> None:
     fake_process.wait_until_ready(timeout=EVENT_TIMEOUT_S)
-    fake_process.index_windows(1, ["text"] * 400)
+    fake_process.index_windows(1, [f"text {row}" for row in range(400)])  # distinct: each embedded
     first = fake_process.next_event(timeout=EVENT_TIMEOUT_S)
     assert isinstance(first, VectorsEmbedded) and first.generation == 1
     fake_process.index_windows(2, ["other"] * 6)
@@ -154,7 +154,7 @@ def test_a_model_failing_mid_stream_says_why_then_ends() -> None:
     process = EmbeddingProcess(fake("BreakingHashingEmbedder"), batch_size=2)
     try:
         process.wait_until_ready(timeout=EVENT_TIMEOUT_S)
-        process.index_windows(1, ["fine", "fine", "BREAK here", "never"])
+        process.index_windows(1, ["fine one", "fine two", "BREAK here", "never"])
         events = [process.next_event(timeout=EVENT_TIMEOUT_S) for _ in range(3)]
         assert isinstance(events[0], VectorsEmbedded)
         assert events[1] == ModelFailed("RuntimeError: the fake model broke")

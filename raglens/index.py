@@ -64,6 +64,10 @@ class VectorIndex:
         storage.flags.writeable = False
         return IndexSnapshot(self.windows, self.dimension, rows, storage)
 
+    def extents_known(self) -> bool:
+        """Whether every window's reading extent is known."""
+        return bool((self._token_counts >= 0).all())
+
     def extent(self, row: int) -> ReadingExtent | None:
         """How much of window ``row`` the model read, when the embedder reported it."""
         tokens = int(self._token_counts[row])

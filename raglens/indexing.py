@@ -90,6 +90,11 @@ class IndexBuilder:
         """How many rows are still to get their vector."""
         return self._pending
 
+    @property
+    def texts_to_embed(self) -> int:
+        """How many distinct texts are still to embed (what the engine is chosen for)."""
+        return len(self._order) - self._next
+
     def pending_rows(self) -> list[int]:
         """The rows still to get their vector, in the order they will get it."""
         return [twin for row in self._order[self._next :] for twin in (row, *self._twins.get(row, ()))]
@@ -115,7 +120,7 @@ class IndexBuilder:
         if not rows:
             return None
         if self._embedder is None:
-            self._embedder = self._engine(len(self._order) - self._next)
+            self._embedder = self._engine(self.texts_to_embed)
         texts = [self._texts[row] for row in rows]
         vectors = self._embedder.encode(texts)
         extents = self._embedder.reading_extents(texts)

@@ -59,12 +59,12 @@ def build_index(
     missing = [row for row, entry in enumerate(entries) if entry is None]
     if cache is not None:
         on_step(VectorsFromCache(len(windows) - len(missing), len(windows)))
-    # The builder embeds a text shared by several windows once: the engine is chosen for those.
-    engine = engines.for_windows(len({texts[row] for row in missing})) if missing else engines.for_queries()
+    builder = IndexBuilder(texts, missing, engines.for_windows, cache=cache, batch_size=batch_size)
+    # Chosen for the distinct texts the builder embeds (a text several windows share, once).
+    engine = engines.for_windows(builder.texts_to_embed) if missing else engines.for_queries()
     index = VectorIndex(windows, engine.dimension)
     cached = cached_batch(entries)
     index.fill(cached.rows, cached.vectors, cached.extents)
-    builder = IndexBuilder(texts, missing, engines.for_windows, cache=cache, batch_size=batch_size)
     while (batch := builder.next_batch()) is not None:
         index.fill(batch.rows, batch.vectors, batch.extents)
         assert builder.embedder is not None

@@ -120,6 +120,7 @@ async def test_a_narrow_terminal_folds_the_corpus_pane_until_t_shows_it() -> Non
         assert app.query_one(WindowView).size.width >= 36 and app.query_one(HitList).size.width >= 36
         await pilot.press("escape", "t")
         await wait_until(pilot, lambda: corpus_pane.display and tree.has_focus, "the corpus pane, focused")
+        await wait_until(pilot, lambda: tree.is_filled, "the corpus pane filled")
         await pilot.press("down", "down", "enter")
         await wait_until(pilot, lambda: not corpus_pane.display, "the pane folded for the chosen file")
         chosen = tree.cursor_node
@@ -239,6 +240,7 @@ async def test_selecting_a_skipped_file_says_why(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: app.main.corpus is not None, "the corpus")
         app.query_one(WindowView)
         tree = app.query_one(CorpusTree)
+        await wait_until(pilot, lambda: tree.is_filled, "the corpus pane filled")
         node = tree.node_for("blob.bin")
         assert node is not None
         tree.select_node(node)
@@ -329,6 +331,7 @@ async def test_the_file_opened_while_indexing_is_embedded_next(monkeypatch: pyte
         rows = app.main.a.file_rows[last]
         assert not any(app.main.index.has_vector(row) for row in rows)  # type: ignore[union-attr]
         tree = app.query_one(CorpusTree)
+        await wait_until(pilot, lambda: tree.is_filled, "the corpus pane filled")
         node = tree.node_for(last)
         assert node is not None
         tree.select_node(node)
@@ -761,6 +764,7 @@ async def test_a_rescan_lets_the_old_corpus_tree_go(monkeypatch: pytest.MonkeyPa
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
         read_before = [app.main.corpus]
+        await wait_until(pilot, lambda: app.query_one(CorpusTree).is_filled, "the corpus pane filled")
         gone = weakref.ref(next(iter(app.query_one(CorpusTree).root.children)))
         app.main.action_rescan()
         await wait_until(

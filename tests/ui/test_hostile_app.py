@@ -35,6 +35,7 @@ async def test_the_app_survives_a_hostile_corpus_and_shows_it_inert(tmp_path: Pa
     app = make_app(path=str(root), query="clear the screen, set the title, ring the bell", k=50)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
+        await wait_until(pilot, lambda: app.query_one(CorpusTree).is_filled, "the corpus pane filled")
         labels = {}
         for node in app.query_one(CorpusTree).root.children:
             stack = [node]
@@ -123,6 +124,7 @@ async def test_every_pane_shows_hostile_names_inert_on_one_line(tmp_path: Path) 
     app = make_app(path=str(tmp_path), query="lighthouse keeper", k=len(names))
     async with app.run_test(size=(200, 45)) as pilot:
         await wait_until(pilot, lambda: fully_ranked(app, len(names)), "hits over every window")
+        await wait_until(pilot, lambda: app.query_one(CorpusTree).is_filled, "the corpus pane filled")
         labels = [node.label.plain for node in app.query_one(CorpusTree).root.children]
         texts = hit_texts(app)
         for name in names:

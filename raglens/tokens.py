@@ -5,11 +5,11 @@ Used for reading extents (how much of a window the model reads), coverage and pr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from raglens.embedding import extent_from_offsets
+from raglens.embedding import reading_extent
 from raglens.embedding_events import ReadingExtent
 from raglens.errors import ModelLoadError
 
@@ -53,6 +53,11 @@ class TokenCounter:
         """For each text, its token count and how many of its characters the model reads."""
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
         return [
-            extent_from_offsets(text, encoding.offsets, self.content_limit)
+            reading_extent(len(text), len(encoding), _token_end_in(encoding), self.content_limit)
             for text, encoding in zip(texts, encodings, strict=True)
         ]
+
+
+def _token_end_in(encoding: Any) -> Callable[[int], int]:
+    """Where token ``i`` of ``encoding`` ends, in characters (a ``tokenizers.Encoding``)."""
+    return lambda token: int(encoding.token_to_chars(token)[1])

@@ -165,18 +165,33 @@ def measure_coverage(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> CorpusCoverage:
     """Coverage of a corpus's windows, tokenised with the model's own tokenizer (no model needed),
-    COVERAGE_BATCH windows at a time; ``on_progress(done, total)`` hears each batch (and 0 first)."""
-    extents: list[ReadingExtent] = []
-    total = len(windows)
+    COVERAGE_BATCH windows at a time; ``on_progress(done, total)`` hears each batch (and 0 first).
+
+    A window of a file whose text an earlier file has too (a copy, a vendored twin) is the same text
+    as that file's window at the same offsets, so it is tokenised once; ``total`` counts those read.
+    """
+    first_with_text: dict[str, str] = {}
+    read_as = {path: first_with_text.setdefault(text, path) for path, text in file_texts.items()}
+
+    def key(window: Window) -> tuple[str, int, int]:
+        return read_as[window.path], window.start, window.end
+
+    first_of_key: dict[tuple[str, int, int], Window] = {}
+    for window in windows:
+        first_of_key.setdefault(key(window), window)
+    to_read = list(first_of_key.values())
+    extent_of: dict[tuple[str, int, int], ReadingExtent] = {}
+    total = len(to_read)
     if on_progress is not None:
         on_progress(0, total)
     for start in range(0, total, COVERAGE_BATCH):
-        batch = windows[start : start + COVERAGE_BATCH]
-        extents.extend(counter.reading_extents([w.text_in(file_texts[w.path]) for w in batch]))
+        batch = to_read[start : start + COVERAGE_BATCH]
+        extents = counter.reading_extents([w.text_in(file_texts[w.path]) for w in batch])
+        extent_of.update(zip(map(key, batch), extents, strict=True))
         if on_progress is not None:
-            on_progress(len(extents), total)
+            on_progress(len(extent_of), total)
     lengths = {path: len(text) for path, text in file_texts.items()}
-    return corpus_coverage(lengths, windows, extents, counter.content_limit)
+    return corpus_coverage(lengths, windows, [extent_of[key(w)] for w in windows], counter.content_limit)
 
 
 def token_counter_for(model: str | None) -> TokenCounter | None:

@@ -84,3 +84,46 @@ def test_coverage_measured_in_batches_is_the_coverage_of_every_window_at_once(
     total = len(windows)
     assert heard[0] == (0, total) and heard[-1] == (total, total) and len(heard) == 1 + -(-total // 7)
     assert [done for done, _ in heard] == sorted(done for done, _ in heard)
+
+
+def test_a_file_s_twin_is_read_once_and_covered_like_it() -> None:
+    """Copies of a file share their windows' extents; every window still gets the extent of its text."""
+    from raglens.corpus import CorpusOptions, load_corpus
+    from raglens.diagnostics import coverage
+    from raglens.windows import WindowParams, cut_corpus
+    from tests.conftest import SAMPLE_CORPUS
+
+    corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
+    counter = coverage.token_counter_for(None)
+    assert counter is not None
+    originals = dict(corpus.texts())
+    first, second = list(originals)[:2]
+    texts = {**originals, "copy/a": originals[first], "copy/b": originals[second], "copy/c": originals[first]}
+    params = WindowParams()
+    windows = [w for path, text in texts.items() for w in cut_windows(path, text, params)]
+    assert len(windows) > len(cut_corpus(corpus, params))
+    read: list[str] = []
+
+    class Recording:
+        content_limit = counter.content_limit
+
+        def reading_extents(self, batch: list[str]) -> list[ReadingExtent]:
+            read.extend(batch)
+            return counter.reading_extents(batch)
+
+    heard: list[tuple[int, int]] = []
+    measured = coverage.measure_coverage(
+        texts,
+        windows,
+        Recording(),
+        lambda done, total: heard.append((done, total)),  # type: ignore[arg-type]
+    )
+    every_window = [w.text_in(texts[w.path]) for w in windows]
+    assert measured == coverage.corpus_coverage(
+        {path: len(text) for path, text in texts.items()},
+        windows,
+        counter.reading_extents(every_window),
+        counter.content_limit,
+    )
+    assert sorted(read) == sorted(w.text_in(originals[w.path]) for w in cut_corpus(corpus, params))
+    assert heard[-1] == (len(read), len(read))

@@ -24,44 +24,55 @@ from pathlib import Path
 from benchmarks.app_responsiveness import ensure_bytecode
 
 FLOOR = """
-import resource, sys, time
+import sys, time
 started = time.perf_counter()
 from raglens.corpus import CorpusOptions, scan_corpus
 from raglens.windows import WindowParams, cut_corpus
 corpus = scan_corpus(sys.argv[1], CorpusOptions())
 windows = cut_corpus(corpus, WindowParams())
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 print(len(windows), time.perf_counter() - started, peak)
 """
 
 FILES = """
-import contextlib, io, resource, sys, time
+import contextlib, io, sys, time
 started = time.perf_counter()
 from raglens.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     code = main(["files", sys.argv[1], "--json"])
 assert code == 0, code
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 print(out.getvalue().count('"path"'), time.perf_counter() - started, peak)
 """
 
 
-def build_corpus(source: Path, target: Path, windows: int) -> int:
-    """Copies of ``source`` under ``target``/copyN until they cut into at least ``windows`` windows."""
+def build_corpus(source: Path, target: Path, windows: int, *, distinct: bool = False) -> int:
+    """Copies of ``source`` under ``target``/copyN until they cut into at least ``windows`` windows.
+
+    With ``distinct``, each copy's text files start with a line naming the copy, one character longer
+    per copy, so every window's offsets and text differ from every other copy's: nothing can be read
+    or embedded once for several copies. (The count returned is then that of the unchanged copies.)
+    """
     from raglens.corpus import CorpusOptions, scan_corpus
     from raglens.windows import WindowParams, cut_corpus
 
-    per_copy = len(cut_corpus(scan_corpus(source, CorpusOptions()), WindowParams()))
+    scanned = scan_corpus(source, CorpusOptions())
+    per_copy = len(cut_corpus(scanned, WindowParams()))
     copies = -(-windows // per_copy)
     ignore = shutil.ignore_patterns(".git")
     for number in range(copies):
-        shutil.copytree(source, target / f"copy{number:04d}", ignore=ignore)
+        copy = target / f"copy{number:04d}"
+        shutil.copytree(source, copy, ignore=ignore)
+        if distinct:
+            line = f"# copy {number} " + "~" * number + "\n"
+            for text_file in scanned.files:
+                (copy / text_file.path).write_text(line + text_file.text, encoding="utf-8")
     return copies * per_copy
 
 
 def measure(script: str, corpus: Path) -> tuple[float, float]:
-    """Seconds and peak resident MiB of ``script`` run on ``corpus`` in a fresh process (``ru_maxrss`` is
-    in KiB on Linux, where this was measured; macOS gives bytes)."""
+    """Seconds and peak resident MiB of ``script`` run on ``corpus`` in a fresh process (the child's own
+    VmHWM, in KiB: ``ru_maxrss`` would carry this process's peak over the exec)."""
     done = subprocess.run(
         [sys.executable, "-c", script, str(corpus)], capture_output=True, text=True, check=True
     )
@@ -74,12 +85,16 @@ def main() -> None:
     parser.add_argument("source", type=Path)
     parser.add_argument("--windows", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--distinct", action="store_true", help="make every copy's windows differ (no text is read once)"
+    )
     args = parser.parse_args()
     ensure_bytecode()
     with tempfile.TemporaryDirectory(prefix="raglens-files-scale-") as folder:
         corpus = Path(folder) / "corpus"
-        expected = build_corpus(args.source.resolve(), corpus, args.windows)
-        print(f"corpus: {expected:,} windows of 1000/200 characters from copies of {args.source}")
+        expected = build_corpus(args.source.resolve(), corpus, args.windows, distinct=args.distinct)
+        how = "distinct copies" if args.distinct else "copies"
+        print(f"corpus: {expected:,} windows of 1000/200 characters from {how} of {args.source}")
         floors, files = [], []
         for _ in range(args.rounds):
             floors.append(measure(FLOOR, corpus))

@@ -13,7 +13,10 @@ from raglens.precision import is_exact, precision_label
 from raglens.windows import WindowParams
 
 LAST_TO_GO = 99
-"""The drop level of a part's shorter form: the time left goes only when nothing else is left to drop."""
+"""The drop level of a part's shorter form: the share cut short goes only when nothing else is left."""
+TIME_LEFT_GOES = LAST_TO_GO - 1
+"""The time left's shorter form goes just before the share cut short, and not together with it: at 80
+columns one of them fits where both do not."""
 
 
 @dataclass(frozen=True)
@@ -44,17 +47,23 @@ def status_text(
     (rate, time left)``, fitted to ``width`` columns by leaving out the least useful parts first.
 
     What goes first: the device, the dimension, the engine, the cache count, the token limit, an
-    exact precision (an approximate one stays, in yellow), the rate's words; the model, the window
-    parameters, k and the progress numbers go last, so at 80 columns the line still says how far the
-    index is and how long it has left. The share of windows the model cuts short goes last of all
-    (in a shorter form first): a corpus whose windows the model mostly does not read whole must say so
-    where it is seen. Until the model is ready, ``opening`` (what its engine said it is doing, naming
-    the model) stands in the model's place.
+    exact precision (an approximate one stays, in yellow), the rate's words; then k and the longer
+    form of the share cut short; then the time left, and last the share of windows the model cuts
+    short (a corpus whose windows the model mostly does not read whole must say so where it is seen).
+    The model, the window parameters and the progress numbers never go: at 80 columns the line
+    still says how far the index is. Until the model is ready, ``opening`` (what its engine said it
+    is doing, naming the model) stands in the model's place.
     """
     parts: list[_Part] = []
 
-    def add(drop: int | None, words: str, style: str = "", shorter: str | None = None) -> None:
-        short = None if shorter is None else _Part(LAST_TO_GO, Text(shorter, style=style))
+    def add(
+        drop: int | None,
+        words: str,
+        style: str = "",
+        shorter: str | None = None,
+        shorter_drop: int = LAST_TO_GO,
+    ) -> None:
+        short = None if shorter is None else _Part(shorter_drop, Text(shorter, style=style))
         parts.append(_Part(drop, Text(words, style=style), short))
 
     if model is None and opening is not None:
@@ -83,7 +92,8 @@ def status_text(
         add(None, f" · embedded {embedded:,}/{total:,}", "yellow")
         if windows_per_second:
             left = duration((total - embedded) / windows_per_second)
-            add(7, f" ({windows_per_second:.0f} windows/s, {left} left)", "yellow", f" ({left} left)")
+            words, shorter = f" ({windows_per_second:.0f} windows/s, {left} left)", f" ({left} left)"
+            add(7, words, "yellow", shorter, shorter_drop=TIME_LEFT_GOES)
     else:
         done = "indexed" if model is not None and model.lexical else "embedded"
         add(None, f" · {total:,} windows {done}", "green")
@@ -98,7 +108,8 @@ def status_text(
             f" · {share} cut short",
         )
     if width is not None:
-        for level in [*sorted({part.drop for part in parts if part.drop is not None}), LAST_TO_GO]:
+        levels = {part.drop for part in parts} | {part.shorter.drop for part in parts if part.shorter}
+        for level in sorted(level for level in levels if level is not None):
             if sum(part.words.cell_len for part in parts) <= width:
                 break
             parts = [

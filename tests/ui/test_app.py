@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -776,3 +777,36 @@ async def test_a_rescan_lets_the_old_corpus_tree_go(monkeypatch: pytest.MonkeyPa
         await pilot.pause()
         gc.collect()  # frozen objects survive it: only what the app unfroze can go
         assert gone() is None, "the tree's old nodes outlive the re-scan that replaced them"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+async def test_while_embedding_the_status_line_s_numbers_are_never_cut(size: tuple[int, int]) -> None:
+    """The status row is one line: words past its width wrapped out of sight ("· embedded" with no
+    numbers at 80 columns, where the progress bar took 30 of them). At 80 the bar gives way."""
+    from textual.widgets import ProgressBar
+
+    from raglens.ui.widgets.status_line import StatusLine
+
+    app = make_app(factory="tests.fakes:PacedHashingEmbedder")
+    seen: list[tuple[int, str, bool, int]] = []
+
+    def embedding_shown() -> bool:
+        index = app.main.index
+        if index is None or not 0 < index.embedded_count < index.window_count:
+            return False
+        status = app.query_one(StatusLine)
+        text = status.render()
+        lines = text.wrap(app.console, status.size.width)
+        bar = app.query_one("#progress", ProgressBar)
+        seen.append((len(lines), text.plain, bar.display, status.size.width))
+        return "embedded " in text.plain
+
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, embedding_shown, "the status line while embedding")
+    line_count, words, bar_shown, width = seen[-1]
+    assert line_count == 1, words
+    assert re.search(r"embedded \d+/66", words), words
+    narrow = size[0] < 110
+    assert bar_shown != narrow
+    if narrow:
+        assert width == size[0] - 2, "the whole row but its padding, for the model's name and the numbers"

@@ -60,3 +60,17 @@ def test_until_the_model_is_ready_the_line_says_what_its_engine_is_doing() -> No
     assert "importing" not in opening(None), "nothing is imported yet: a warm start imports no torch at all"
     narrow = status_text(None, "m", WindowParams(), 5, 0, 137, None, width=78, opening=written).plain
     assert narrow == "m: loading · 1000/200 chars · k=5 · embedded 0/137", "at 80 columns the progress stays"
+
+
+def test_at_80_columns_the_time_left_gives_way_to_the_share_cut_short_not_both_at_once() -> None:
+    """78 columns hold the progress and one of the two; the share cut short is the one kept."""
+
+    def line(width: int | None) -> str:
+        return status_text(
+            MODEL, "m", WindowParams(), 5, 9_096, 100_636, 31.0, cut_short=0.53, width=width
+        ).plain
+
+    assert line(78) == "all-MiniLM-L6-v2 · 1000/200 chars · embedded 9,096/100,636 · 53% cut short"
+    assert line(88).endswith("embedded 9,096/100,636 (49 min left) · 53% cut short")
+    for width in range(58, 200):
+        assert len(line(width)) <= width

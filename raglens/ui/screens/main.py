@@ -322,7 +322,8 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         )
         self.query_one(StatusLine).present(lambda width: words(width=width))
         # The bar animates, so deterministic snapshots (no rates) leave it out; the text says the same.
+        # Shown by its class, which a narrow screen's style overrules (raglens.tcss).
         progress = self.query_one("#progress", ProgressBar)
-        progress.display = bool(index and not index.is_complete) and self.config.show_rates
+        progress.set_class(bool(index and not index.is_complete) and self.config.show_rates, "-embedding")
         if index is not None:
             progress.update(total=max(index.window_count, 1), progress=embedded)

@@ -132,15 +132,31 @@ class SentenceTransformerEmbedder:
         # The environment variables above only work before the first import; these work after it too.
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-        resolved_device = resolve_device(device)
+        devices = pool_devices(device)
+        resolved_device = (
+            "+".join(resolve_device(one) for one in devices) if devices else resolve_device(device)
+        )
+        model_class: Any = SentenceTransformer
+        if devices:
+            from raglens.embedding_pool import pooled_model_class
+
+            model_class = pooled_model_class()
         try:
             # local_files_only as well: HF_HUB_OFFLINE above is read when huggingface_hub is imported,
             # which the fingerprint's cache lookup may already have done.
-            self._model: Any = SentenceTransformer(source, device=resolved_device, local_files_only=offline)
+            self._model: Any = model_class(
+                source, device="cpu" if devices else resolved_device, local_files_only=offline
+            )
         except Exception as error:  # any failure inside the model libraries is one message to the user
             message = _load_failure_message(model, source, resolved_device, error, offline)
             raise ModelLoadError(message) from error
         self._device = resolved_device
+        """The device that embeds, or the pool's devices joined by ``+``."""
+        self._pool: Any = None
+        """sentence-transformers' multi-process pool when several devices embed windows: queries are
+        then embedded here, on the CPU (the library keeps the model there once it starts a pool)."""
+        self._pool_devices = devices
+        self._stop_pool: Callable[[], object] = lambda: None
         if max_seq_length is not None:
             self._model.max_seq_length = max_seq_length
         self.precision = precision
@@ -181,9 +197,34 @@ class SentenceTransformerEmbedder:
         length = getattr(self._model, "max_seq_length", None)
         return int(length) if length else None
 
+    @property
+    def worker_count(self) -> int:
+        """Processes that embed windows: one per device of a pool, else this one."""
+        return len(self._pool_devices) if self._pool_devices else 1
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
+        if self._pool_devices:
+            import weakref
+
+            from raglens.embedding_pool import encode_in_pool, start_pool, stop_pool
+
+            if self._pool is None:
+                self._pool = start_pool(self._model, self._pool_devices)
+                # Stopped with this embedder, or at exit: the library leaves its queues to the
+                # interpreter's shutdown otherwise, which warns of leaked semaphores.
+                self._stop_pool = weakref.finalize(self, stop_pool, self._model, self._pool)
+            pooled = encode_in_pool(self._model, self._pool, list(texts), DEFAULT_BATCH_SIZE)
+            return normalize_rows(pooled.float().cpu().numpy())
+        return self._encode_here(texts)
+
+    def close(self) -> None:
+        """Stop the pool's workers, if a pool was started (at exit otherwise); once is enough."""
+        self._stop_pool()
+
+    def _encode_here(self, texts: Sequence[str]) -> np.ndarray:
+        """``texts`` embedded in this process, on its device (the CPU, beside a pool)."""
         raw = self._model.encode(
             list(texts),
             batch_size=DEFAULT_BATCH_SIZE,
@@ -199,8 +240,9 @@ class SentenceTransformerEmbedder:
         A short text gains little from a second thread, and next to a busy core (the UI repainting)
         two threads made each query ~25x slower here: 500 ms instead of 20 ms.
         """
-        with _one_torch_thread() if self._device == "cpu" else contextlib.nullcontext():
-            vector: np.ndarray = self.encode([query])[0]
+        on_cpu = self._device == "cpu" or self._pool_devices is not None
+        with _one_torch_thread() if on_cpu else contextlib.nullcontext():
+            vector: np.ndarray = self._encode_here([query])[0]
         return vector
 
     def token_states(self, text: str) -> TokenStates | Unexplained:
@@ -284,6 +326,31 @@ def _one_torch_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+def worker_count(embedder: Embedder) -> int:
+    """Processes that embed ``embedder``'s windows: a pool's workers, else one."""
+    return int(getattr(embedder, "worker_count", 1))
+
+
+def pool_devices(device: str | None) -> list[str] | None:
+    """The devices of ``device`` when it names several (``cuda:0,cuda:1``): windows are then embedded
+    by sentence-transformers' multi-process pool, a process per device; None for one device."""
+    if device is None or "," not in device:
+        return None
+    devices = [part.strip() for part in device.split(",")]
+    if any(not part for part in devices):
+        raise BadInputError(f"--device {device}: a list of devices names each one, e.g. cuda:0,cuda:1")
+    return devices
+
+
+def threads_per_cpu_worker(devices: list[str], cores: int | None) -> int:
+    """Torch threads for each CPU worker: the cores shared among them, at least one each.
+
+    Every worker would otherwise start one thread per core, and N workers on N cores thrash.
+    """
+    cpu_workers = sum(1 for device in devices if device.split(":")[0] == "cpu")
+    return max(1, (cores or 1) // max(1, cpu_workers))
 
 
 def runs_on_cpu(device: str | None) -> bool:

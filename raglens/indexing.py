@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder
+from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder, worker_count
 from raglens.embedding_events import ReadingExtent
 from raglens.vector_cache import CachedVector, ModelCache
 
@@ -116,11 +116,13 @@ class IndexBuilder:
 
         The batch holds every row of those texts, twins after the row they share a text with.
         """
-        rows = self._order[self._next : self._next + self._batch_size]
-        if not rows:
+        if self._next >= len(self._order):
             return None
         if self._embedder is None:
             self._embedder = self._engine(self.texts_to_embed)
+        # A pool of processes gets a batch for each: one batch split between them idles all but one.
+        size = self._batch_size * worker_count(self._embedder)
+        rows = self._order[self._next : self._next + size]
         texts = [self._texts[row] for row in rows]
         vectors = self._embedder.encode(texts)
         extents = self._embedder.reading_extents(texts)

@@ -143,7 +143,14 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="a sentence-transformers model name or folder (default: the bundled all-MiniLM-L6-v2)",
     )
-    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps… (default: cuda if available)")
+    parser.add_argument(
+        "--device",
+        default=None,
+        help=(
+            "cpu, cuda, cuda:1, mps… (default: cuda if available); several, as cuda:0,cuda:1, embed "
+            "windows in sentence-transformers' multi-process pool, a process per device"
+        ),
+    )
     parser.add_argument(
         "--precision",
         choices=["fp32", "bf16"],

@@ -24,3 +24,23 @@ def test_rows_become_unit_length_float32_or_stay_zero(matrix: np.ndarray) -> Non
 def test_normalize_refuses_a_single_vector() -> None:
     with pytest.raises(ValueError, match="2-d"):
         normalize_rows(np.ones(3))
+
+
+def test_a_device_list_asks_for_a_pool_and_one_device_does_not() -> None:
+    from raglens.embedding import pool_devices
+    from raglens.errors import BadInputError
+
+    assert pool_devices("cuda:0,cuda:1") == ["cuda:0", "cuda:1"]
+    assert pool_devices(" cpu , cpu ") == ["cpu", "cpu"]
+    assert pool_devices("cuda") is None and pool_devices(None) is None
+    with pytest.raises(BadInputError, match="names each one"):
+        pool_devices("cuda:0,")
+
+
+def test_cpu_workers_share_the_cores() -> None:
+    from raglens.embedding import threads_per_cpu_worker
+
+    assert threads_per_cpu_worker(["cpu"] * 4, 16) == 4
+    assert threads_per_cpu_worker(["cpu", "cpu", "cpu"], 2) == 1
+    assert threads_per_cpu_worker(["cuda:0", "cpu"], 8) == 8
+    assert threads_per_cpu_worker(["cpu", "cpu"], None) == 1

@@ -111,3 +111,25 @@ def test_rows_sharing_a_text_are_embedded_once_and_all_get_its_vector(
     wanted = [texts[row] for row in first if row in pending]
     if wanted:
         assert embedder.texts[0] == wanted[0]
+
+
+class _PoolOfThree(HashingEmbedder):
+    """Stands for a pool of three worker processes; records the size of each call."""
+
+    worker_count = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(len(texts))
+        return super().encode(texts)
+
+
+def test_a_pool_of_workers_gets_a_batch_for_each_of_them() -> None:
+    texts = [f"window {number}" for number in range(20)]
+    pool = _PoolOfThree()
+    rows = _drain(IndexBuilder(texts, range(20), lambda count: pool, batch_size=4))
+    assert pool.calls == [12, 8]
+    assert sorted(rows) == list(range(20))

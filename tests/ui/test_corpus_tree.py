@@ -92,3 +92,15 @@ async def test_the_tree_a_new_corpus_replaces_is_freed_with_the_heap_frozen() ->
             assert leaf() is None and folder() is None
         finally:
             gc.unfreeze()
+
+
+async def test_a_tree_that_was_never_shown_a_corpus_is_not_filled() -> None:
+    """Tests wait on ``is_filled`` for the nodes of a corpus: before one is shown, it must not hold."""
+    app = TreeApp()
+    async with app.run_test():
+        tree = app.query_one(CorpusTree)
+        assert not tree.is_filled
+        corpus = corpus_of(12, "small")
+        tree.show_corpus(corpus, {source.path: 1 for source in corpus.files})
+        assert tree.is_filled, "a corpus under one chunk is in at once"
+        assert tree.node_for(corpus.files[-1].path) is not None

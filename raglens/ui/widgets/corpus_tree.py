@@ -60,7 +60,7 @@ class CorpusTree(Tree[FileEntry]):
         self.show_root = False
         self.guide_depth = 2
         self._fill_number = 0
-        """Counts the corpora shown: a fill still running for an older one stops."""
+        """Counts the corpora shown: a fill still running for an older one stops (0: none shown yet)."""
         self._node_of_path: dict[str, TreeNode[FileEntry]] = {}
 
     def show_corpus(self, corpus: Corpus, window_counts: dict[str, int]) -> None:
@@ -78,8 +78,8 @@ class CorpusTree(Tree[FileEntry]):
 
     @property
     def is_filled(self) -> bool:
-        """Whether every node of the corpus last shown is in the tree."""
-        return not self._filling
+        """Whether a corpus was shown and every node of the last one is in the tree."""
+        return self._fill_number > 0 and not self._filling
 
     def _fill(self, number: int, steps: Iterator[None]) -> None:
         """Add the next FILL_CHUNK files of corpus ``number``; the rest in a later turn of the loop."""

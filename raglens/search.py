@@ -51,6 +51,17 @@ class SearchResult:
         """How many windows were ranked: fewer than the index holds while it is still embedding."""
         return len(self.ranked_rows)
 
+    def is_of(self, windows: Sequence[Window]) -> bool:
+        """Whether this ranking is of the window set ``windows``: as many windows, and each hit the
+        window at its row (the same object).
+
+        A ranking of a set re-cut or re-scanned since is not, even where the new set has as many
+        windows: its rows name other windows now, and its scores are theirs no longer.
+        """
+        if self.window_count != len(windows):
+            return False
+        return all(hit.row < len(windows) and windows[hit.row] is hit.window for hit in self.hits)
+
 
 def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
     """The rows of the ``k`` highest scores, best first; equal scores keep corpus order.

@@ -179,8 +179,7 @@ class Questions(ExplorerScreen):
         question, result, diagnostics = self.a.question, self.last_result, self.last_diagnostics
         if question is None or question is not self.shown_question or result is None or not result.cosine:
             return True  # nothing of this question is on screen yet, or BM25 (indexed whole)
-        windows = self.a.windows
-        if any(hit.row >= len(windows) or windows[hit.row] is not hit.window for hit in result.hits):
+        if not result.is_of(self.a.windows):
             return True  # the hits on screen are of the window set before a re-scan or re-cut
         if diagnostics is None or not question.vector.done() or question.vector.exception() is not None:
             return True

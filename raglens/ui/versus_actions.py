@@ -192,8 +192,8 @@ class VersusActions(ExplorerScreen):
         b, a_result, question = self.b, self.last_result, self.shown_question
         if b is None or b.index is None or b.embedded_count == 0 or a_result is None or question is None:
             return
-        if not question.text.strip() or a_result.window_count != len(self.a.windows):
-            return  # no question, or A's hits are of a window set A has re-cut since
+        if not question.text.strip() or not a_result.is_of(self.a.windows):
+            return  # no question, or A's hits are of a window set A has re-cut or re-scanned since
         asked = b.ask(question.number, question.text)
         if asked is None:
             return

@@ -103,7 +103,7 @@ class WhyActions(ExplorerScreen):
         window = run.windows[row]
         text = window.text_in(run.corpus.file(window.path).text)  # the text the run's vectors were made of
         extent = run.index.extent(row) if run.index is not None else None
-        if result is not None and result.window_count != len(run.windows):
+        if result is not None and not result.is_of(run.windows):
             result = None  # a ranking of another window set: its score is not this window's
         part = WhyPart(
             f"{'A' if run is self.a else 'B'} · {run.model_label()} · {run.config.params.describe()}",

@@ -104,3 +104,13 @@ def test_a_lexical_answer_ranks_every_windows_score_and_only_the_windows_it_retr
         assert result.bar_fraction(result.hits[0].score) == 1.0
     with pytest.raises(ValueError, match="lexical scores"):
         rank_answer(index.snapshot(), np.append(scores, 1.0), 5)  # another window set's answer
+
+
+def test_a_ranking_is_of_its_own_window_set_and_no_set_cut_again() -> None:
+    windows = _windows(10)
+    index = VectorIndex(windows, 4)
+    index.fill(range(10), normalize_rows(np.random.default_rng(3).standard_normal((10, 4))))
+    result = rank(index.snapshot(), np.array([1, 0, 0, 0], dtype=np.float32), 3)
+    assert result.is_of(windows) and result.is_of(tuple(windows))
+    assert not result.is_of(_windows(10)), "as many windows, cut again: its rows name other windows"
+    assert not result.is_of(windows[:9]) and not result.is_of([*windows, *_windows(1)])

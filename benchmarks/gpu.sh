@@ -10,11 +10,13 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
     exit 0
 fi
 nvidia-smi -L
-uv run python -m benchmarks.gpu_check "$@"
+status=0
+uv run python -m benchmarks.gpu_check "$@" || status=$?
 count=$(nvidia-smi -L | grep -c '^GPU' || true)
 if [ "$count" -ge 2 ]; then
     devices=$(seq -s, -f 'cuda:%g' 0 $((count - 1)))
-    uv run python -m benchmarks.gpu_check "$@" --device "$devices"
+    uv run python -m benchmarks.gpu_check "$@" --device "$devices" || status=$?
 else
-    echo "one GPU: the multi-process pool needs two devices (try --device cpu,cpu on a many-core CPU)"
+    echo "one GPU here: the pool over several GPUs is not checked (--device cuda:0,cpu would try a pool)"
 fi
+exit "$status"

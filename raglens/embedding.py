@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -12,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from raglens.attribution import TokenStates, Unexplained, pooling_refusal, token_spans
+from raglens.devices import POOL_JOIN, pool_devices
 from raglens.embedding_events import DEFAULT_MODEL_NAME, ReadingExtent
 from raglens.errors import BadInputError, ModelLoadError
 from raglens.model_names import model_source
@@ -133,9 +136,9 @@ class SentenceTransformerEmbedder:
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
         devices = pool_devices(device)
-        resolved_device = (
-            "+".join(resolve_device(one) for one in devices) if devices else resolve_device(device)
-        )
+        if devices:
+            devices = [resolve_device(one) for one in devices]  # `auto` and bad indexes, before any worker
+        resolved_device = POOL_JOIN.join(devices) if devices else resolve_device(device)
         model_class: Any = SentenceTransformer
         if devices:
             from raglens.embedding_pool import pooled_model_class
@@ -157,6 +160,8 @@ class SentenceTransformerEmbedder:
         then embedded here, on the CPU (the library keeps the model there once it starts a pool)."""
         self._pool_devices = devices
         self._stop_pool: Callable[[], object] = lambda: None
+        self._pool_lock = threading.Lock()
+        """One pool, and one call in it at a time: two calls in flight would mix their chunks."""
         if max_seq_length is not None:
             self._model.max_seq_length = max_seq_length
         self.precision = precision
@@ -206,22 +211,37 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
         if self._pool_devices:
-            import weakref
-
-            from raglens.embedding_pool import encode_in_pool, start_pool, stop_pool
-
-            if self._pool is None:
-                self._pool = start_pool(self._model, self._pool_devices)
-                # Stopped with this embedder, or at exit: the library leaves its queues to the
-                # interpreter's shutdown otherwise, which warns of leaked semaphores.
-                self._stop_pool = weakref.finalize(self, stop_pool, self._model, self._pool)
-            pooled = encode_in_pool(self._model, self._pool, list(texts), DEFAULT_BATCH_SIZE)
-            return normalize_rows(pooled.float().cpu().numpy())
+            with self._pool_lock:
+                return self._encode_in_pool(self._pool_devices, texts)
         return self._encode_here(texts)
 
+    def _encode_in_pool(self, devices: list[str], texts: Sequence[str]) -> np.ndarray:
+        """``texts`` embedded by the pool, started on the first call; a pool that failed is stopped,
+        and the next call starts a new one."""
+        from raglens.embedding_pool import encode_in_pool, start_pool, stop_pool
+
+        if self._pool is None:
+            self._pool = start_pool(self._model, devices)
+            # Stopped with this embedder, or at exit: the library leaves its queues to the
+            # interpreter's shutdown otherwise, which warns of leaked semaphores.
+            self._stop_pool = weakref.finalize(self, stop_pool, self._model, self._pool)
+        try:
+            pooled = encode_in_pool(self._model, self._pool, list(texts), DEFAULT_BATCH_SIZE)
+        except BaseException:
+            self.close()  # a worker died, or the call was interrupted mid-chunk
+            raise
+        return normalize_rows(pooled.float().cpu().numpy())
+
+    @property
+    def query_device(self) -> str:
+        """Where queries are embedded: the device, or the CPU beside a pool (in this process)."""
+        return "cpu" if self._pool_devices else self._device
+
     def close(self) -> None:
-        """Stop the pool's workers, if a pool was started (at exit otherwise); once is enough."""
+        """Stop the pool's workers, if a pool was started (at exit otherwise); the next call starts
+        another."""
         self._stop_pool()
+        self._stop_pool, self._pool = (lambda: None), None
 
     def _encode_here(self, texts: Sequence[str]) -> np.ndarray:
         """``texts`` embedded in this process, on its device (the CPU, beside a pool)."""
@@ -306,8 +326,10 @@ def reading_extent(
     ``token_end(i)`` is the character where token ``i`` ends; it is asked only for the last token read,
     so a caller need not list every token's offsets (8 % of tokenising, at 100k windows).
     """
-    read = text_length if limit is None or token_count <= limit else int(token_end(limit - 1))
-    return ReadingExtent(token_count, read)
+    if limit is None or token_count <= limit:
+        return ReadingExtent(token_count, text_length)
+    # A limit of no tokens (a token limit no larger than the special tokens) reads nothing.
+    return ReadingExtent(token_count, int(token_end(limit - 1)) if limit > 0 else 0)
 
 
 def extent_from_offsets(text: str, offsets: Sequence[tuple[int, int]], limit: int | None) -> ReadingExtent:
@@ -333,34 +355,6 @@ def worker_count(embedder: Embedder) -> int:
     return int(getattr(embedder, "worker_count", 1))
 
 
-def pool_devices(device: str | None) -> list[str] | None:
-    """The devices of ``device`` when it names several (``cuda:0,cuda:1``): windows are then embedded
-    by sentence-transformers' multi-process pool, a process per device; None for one device."""
-    if device is None or "," not in device:
-        return None
-    devices = [part.strip() for part in device.split(",")]
-    if any(not part for part in devices):
-        raise BadInputError(f"--device {device}: a list of devices names each one, e.g. cuda:0,cuda:1")
-    return devices
-
-
-def threads_per_cpu_worker(devices: list[str], cores: int | None) -> int:
-    """Torch threads for each CPU worker: the cores shared among them, at least one each.
-
-    Every worker would otherwise start one thread per core, and N workers on N cores thrash.
-    """
-    cpu_workers = sum(1 for device in devices if device.split(":")[0] == "cpu")
-    return max(1, (cores or 1) // max(1, cpu_workers))
-
-
-def runs_on_cpu(device: str | None) -> bool:
-    """Whether the model will run on the CPU: asked for, or the default on a machine without NVIDIA GPU.
-
-    Decided without importing torch (seconds), from the driver's /proc entry.
-    """
-    return device == "cpu" or (device in (None, "", "auto") and not Path("/proc/driver/nvidia").exists())
-
-
 def resolve_device(requested: str | None) -> str:
     """``requested`` as a torch device name; ``None`` or ``auto`` picks cuda when available, else cpu."""
     import torch
@@ -370,6 +364,12 @@ def resolve_device(requested: str | None) -> str:
     assert requested is not None
     if requested.startswith("cuda") and not torch.cuda.is_available():
         raise ModelLoadError(f"--device {requested}: no CUDA device is available here; use --device cpu")
+    _, _, number = requested.partition(":")
+    if requested.startswith("cuda") and number.isdigit() and int(number) >= torch.cuda.device_count():
+        raise ModelLoadError(
+            f"--device {requested}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+            f"cuda:0 to cuda:{torch.cuda.device_count() - 1}"
+        )
     return requested
 
 

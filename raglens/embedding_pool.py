@@ -15,12 +15,13 @@ import math
 import os
 import signal
 import sys
+import threading
 from multiprocessing.queues import Queue
 from typing import Any, Literal
 
-from raglens.embedding import threads_per_cpu_worker
+from raglens.devices import threads_per_cpu_worker, usable_cores
 from raglens.errors import ModelLoadError
-from raglens.parent_death import die_with_parent
+from raglens.parent_death import die_with
 
 Pool = dict[Literal["input", "output", "processes"], Any]
 """The library's pool: its input and output queues and its worker processes."""
@@ -35,6 +36,12 @@ def pooled_model_class() -> Any:
     that started them (made on first use, as it imports sentence-transformers)."""
     from sentence_transformers import SentenceTransformer
 
+    if not hasattr(SentenceTransformer, "_multi_process_worker"):
+        raise ModelLoadError(
+            "this sentence-transformers starts its pool's workers in a way raglens cannot end with "
+            "itself; use one device, or sentence-transformers 6 or later"
+        )
+
     class PooledSentenceTransformer(SentenceTransformer):
         """A SentenceTransformer whose pool workers die with the process that started them."""
 
@@ -42,9 +49,7 @@ def pooled_model_class() -> Any:
         def _multi_process_worker(
             cls, target_device: str, model: Any, input_queue: Queue[Any], results_queue: Queue[Any]
         ) -> None:
-            die_with_parent()
-            if os.getppid() != getattr(model, POOL_ATTRIBUTE_PARENT, os.getppid()):
-                os._exit(1)  # the parent died before the request above: no chunk will ever come
+            die_with(getattr(model, POOL_ATTRIBUTE_PARENT))
             # The pool is stopped with SIGTERM: exit through the interpreter's own exit then, so
             # multiprocessing's finalizers release what the worker registered (tqdm's lock, a named
             # semaphore), which the resource tracker would otherwise report as leaked on the terminal.
@@ -67,21 +72,16 @@ def __getattr__(name: str) -> Any:
 
 
 def start_pool(model: Any, devices: list[str]) -> Pool:
-    """The library's pool of ``model`` on ``devices``, its workers tied to this process's life.
+    """The library's pool of ``model`` (a ``PooledSentenceTransformer``) on ``devices``, its workers
+    tied to this process's life.
 
-    Refused where this sentence-transformers has no ``_multi_process_worker`` for the model's class
-    to override (releases before 6 start their workers from a function of their own): raglens could
-    not end those workers with itself.
+    Started from the thread that embeds: Linux sends the parent-death signal when the *thread* that
+    started a worker ends, so that thread must live as long as the pool (the main thread does).
     """
-    from sentence_transformers import SentenceTransformer
-
-    if not hasattr(SentenceTransformer, "_multi_process_worker"):
-        raise ModelLoadError(
-            "this sentence-transformers starts its pool's workers in a way raglens cannot end with "
-            "itself; use one device, or sentence-transformers 6 or later"
-        )
+    if threading.current_thread() is not threading.main_thread():
+        raise ModelLoadError("a pool of embedding processes is started from the main thread only")
     setattr(model, POOL_ATTRIBUTE_PARENT, os.getpid())
-    setattr(model, POOL_ATTRIBUTE_THREADS, threads_per_cpu_worker(devices, os.cpu_count()))
+    setattr(model, POOL_ATTRIBUTE_THREADS, threads_per_cpu_worker(devices, usable_cores()))
     pool: Pool = model.start_multi_process_pool(devices)
     return pool
 

@@ -13,12 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from raglens.embedding import (
-    Embedder,
-    SentenceTransformerEmbedder,
-    embedder_from_factory,
-    runs_on_cpu,
-)
+from raglens.devices import runs_on_cpu
+from raglens.embedding import Embedder, SentenceTransformerEmbedder, embedder_from_factory
 from raglens.embedding_events import EngineInfo, ModelChoice
 from raglens.fingerprint import ModelFingerprint
 from raglens.precision import is_exact
@@ -130,7 +126,8 @@ class Engines:
         """
         queries = self.for_queries()
         precision = "fp32" if queries is self._exported() else self.choice.precision
-        return f"{engine_name(queries)}|{precision}|{getattr(queries, 'device', 'cpu')}"
+        device = getattr(queries, "query_device", getattr(queries, "device", "cpu"))
+        return f"{engine_name(queries)}|{precision}|{device}"
 
     def for_windows(self, count: int) -> Embedder:
         """The engine for ``count`` windows: the export at fp32, the model itself otherwise.

@@ -19,11 +19,15 @@ def die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def die_with(parent: int) -> None:
+    """Die with ``parent``, and at once if it is already gone (it died before the request above)."""
+    die_with_parent()
+    if os.getppid() != parent:  # adopted already: nothing would ever come from the parent
+        os._exit(1)
+
+
 def die_with_parent_if_asked() -> None:
     """For a command the explorer started: die with it, and at once if it is already gone."""
     parent = os.environ.get(DIE_WITH_PARENT_ENV)
-    if not parent:
-        return
-    die_with_parent()
-    if str(os.getppid()) != parent:  # the parent died before the request above: nothing would come
-        os._exit(1)
+    if parent:
+        die_with(int(parent))

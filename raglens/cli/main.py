@@ -146,6 +146,7 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device",
         default=None,
+        type=_device,
         help=(
             "cpu, cuda, cuda:1, mps… (default: cuda if available); several, as cuda:0,cuda:1, embed "
             "windows in sentence-transformers' multi-process pool, a process per device"
@@ -334,6 +335,17 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser.add_argument("--no-cache", action="store_true", help="accepted; files uses no cache")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     return parser
+
+
+def _device(text: str) -> str:
+    """``--device`` as given, once a list of devices names each one (refused before any import)."""
+    from raglens.devices import pool_devices
+
+    try:
+        pool_devices(text)
+    except BadInputError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix(f"--device {text}: ")) from error
+    return text
 
 
 def _window_params(args: argparse.Namespace) -> WindowParams:

@@ -22,13 +22,13 @@ from raglens.cli.render import print_search
 from raglens.cli.settings import engine_settings, retrieval_config, top_k
 from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.corpus import Corpus, CorpusOptions
+from raglens.devices import pool_devices, runs_on_cpu
 from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.evaluation import resolve_expected
 from raglens.diagnostics.lexical import query_identifier
 from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, NoiseFloor, measure_noise_floor
 from raglens.diagnostics.prompt import PromptPreview, assemble_prompt
 from raglens.diagnostics.query_report import diagnose_query
-from raglens.embedding import runs_on_cpu
 from raglens.embedding_events import EngineInfo
 from raglens.engine import Engines
 from raglens.fingerprint import ModelFingerprint, check_max_seq_length
@@ -116,7 +116,8 @@ def prepare_index(
         return PreparedIndex(corpus, lexical, BM25_ENGINE, CacheUse(None, 0, 0))
     choice = settings.choice(config)
     check_max_seq_length(config.model, choice.max_seq_length)
-    note = precision_note(choice.precision, runs_on_cpu(choice.device), read_cpu_features())
+    on_cpu = runs_on_cpu(choice.device) or pool_devices(choice.device) is not None  # a pool's queries
+    note = precision_note(choice.precision, on_cpu, read_cpu_features())
     if note is not None:
         stderr.print(f"raglens: note: {note}", markup=False)
     with contextlib.ExitStack() as stack:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.worker import get_current_worker
 
+from raglens.devices import embeds_queries_on_cpu
 from raglens.embedding_events import (
     CacheLookedUp,
     CacheTrouble,
@@ -113,7 +114,8 @@ class RunEvents(ExplorerScreen):
                 if event.lexical:
                     reads = "reads every word of a window; a question gets every window's score"
                 self.narrate(f"{prefix}model {event.describe()}: {reads}")
-                note = precision_note(event.precision, event.device == "cpu", read_cpu_features())
+                on_cpu = embeds_queries_on_cpu(event.device)
+                note = precision_note(event.precision, on_cpu, read_cpu_features())
                 if note is not None:
                     self.narrate(prefix + note)
                     title = "approximate scores" + (" (B)" if prefix else "")

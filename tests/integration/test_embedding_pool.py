@@ -4,6 +4,7 @@ process, and no worker outlives the process that started it."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -71,22 +72,29 @@ def _pool_starter(tmp_path: Path, then: str) -> subprocess.Popen[str]:
         )
     )
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    return subprocess.Popen(
-        [sys.executable, str(script)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment,
-    )
+    with open(tmp_path / "stderr.txt", "w") as errors:  # a file: a pipe nobody reads could fill
+        return subprocess.Popen(
+            [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=errors, text=True, env=environment
+        )
+
+
+def _worker_pids(starter: subprocess.Popen[str], tmp_path: Path) -> list[int]:
+    """The pids the starter printed, within five minutes (its stderr if it printed none)."""
+    assert starter.stdout is not None
+    ready, _, _ = select.select([starter.stdout], [], [], 300)
+    line = starter.stdout.readline() if ready else ""
+    assert line, (tmp_path / "stderr.txt").read_text()
+    return [int(pid) for pid in line.split()]
 
 
 def test_a_pool_ends_with_its_process_and_leaves_nothing_on_the_terminal(tmp_path: Path) -> None:
     """Stopped at exit: no worker left, and no "leaked semaphore" warning from the resource tracker
     (a worker stopped by SIGTERM mid-loop left tqdm's lock registered)."""
     starter = _pool_starter(tmp_path, "pass")
-    out, err = starter.communicate(timeout=300)
+    workers = _worker_pids(starter, tmp_path)
+    starter.wait(timeout=300)
+    err = (tmp_path / "stderr.txt").read_text()
     assert starter.returncode == 0, err
-    workers = [int(pid) for pid in out.split()]
     assert len(workers) == 2
     assert "leaked" not in err, err
     assert not any(_running(pid) for pid in workers)
@@ -96,8 +104,7 @@ def test_a_pool_ends_with_its_process_and_leaves_nothing_on_the_terminal(tmp_pat
 def test_the_pool_s_workers_die_when_the_process_that_started_them_is_killed(tmp_path: Path) -> None:
     starter = _pool_starter(tmp_path, "time.sleep(600)")
     try:
-        assert starter.stdout is not None
-        workers = [int(pid) for pid in starter.stdout.readline().split()]
+        workers = _worker_pids(starter, tmp_path)
         assert len(workers) == 2 and all(_running(pid) for pid in workers)
         starter.send_signal(signal.SIGKILL)
         starter.wait(timeout=30)

@@ -27,7 +27,7 @@ def test_normalize_refuses_a_single_vector() -> None:
 
 
 def test_a_device_list_asks_for_a_pool_and_one_device_does_not() -> None:
-    from raglens.embedding import pool_devices
+    from raglens.devices import pool_devices
     from raglens.errors import BadInputError
 
     assert pool_devices("cuda:0,cuda:1") == ["cuda:0", "cuda:1"]
@@ -38,7 +38,7 @@ def test_a_device_list_asks_for_a_pool_and_one_device_does_not() -> None:
 
 
 def test_cpu_workers_share_the_cores() -> None:
-    from raglens.embedding import threads_per_cpu_worker
+    from raglens.devices import threads_per_cpu_worker
 
     assert threads_per_cpu_worker(["cpu"] * 4, 16) == 4
     assert threads_per_cpu_worker(["cpu", "cpu", "cpu"], 2) == 1

@@ -54,3 +54,12 @@ def test_a_text_past_the_limit_is_read_up_to_the_limit_s_last_token() -> None:
     [extent] = COUNTER.reading_extents([text])
     assert extent.token_count == limit + 50
     assert extent.chars_read == len("word " * limit) - 1, "the last read token ends before its space"
+
+
+def test_a_limit_with_room_for_the_special_tokens_only_reads_nothing() -> None:
+    """``--max-seq-length 2``: [CLS] and [SEP] take both places, and no character of the text is read."""
+    counter = TokenCounter(FOLDER, DEFAULT_MODEL_NAME, 2)
+    assert counter.content_limit == 0
+    [extent] = counter.reading_extents(["some words the model never reads"])
+    assert extent.chars_read == 0 and extent.token_count > 0
+    assert counter.reading_extents([""])[0].chars_read == 0

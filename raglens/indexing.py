@@ -16,6 +16,12 @@ from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder, worker_count
 from raglens.embedding_events import ReadingExtent
 from raglens.vector_cache import CachedVector, ModelCache
 
+SORTED_AHEAD = 128
+"""Distinct texts measured ahead of the batches and put in order of the tokens the model reads: a
+batch of like lengths pads less. Batches of 8 code windows ran 25.4-25.9 windows/s in file order and
+27.6-27.9 in runs of 128 so ordered (onnxruntime, 2 cores); a run's measuring is ~25 ms of tokenising,
+which the batches then need not do (they need each text's extent anyway)."""
+
 
 @dataclass(frozen=True, eq=False)
 class EmbeddedBatch:
@@ -79,6 +85,12 @@ class IndexBuilder:
                 self._embedded_with[row] = first
         self._order = order
         self._next = 0
+        self._ordered_until = 0
+        """``_order[_next:_ordered_until]`` is measured, in the order it will be embedded."""
+        self._measured: dict[int, ReadingExtent] = {}
+        """The extents of rows measured ahead and not embedded yet."""
+        self._prioritized_until = 0
+        """The end of the rows asked for first, embedded in the order given, not by length."""
         self._pending = len(order) + len(self._embedded_with)
         self._engine = engine
         self._embedder: Embedder | None = None
@@ -96,7 +108,8 @@ class IndexBuilder:
         return len(self._order) - self._next
 
     def pending_rows(self) -> list[int]:
-        """The rows still to get their vector, in the order they will get it."""
+        """The rows still to get their vector, in the order they are queued (runs not measured yet
+        are put in order of length when they are reached)."""
         return [twin for row in self._order[self._next :] for twin in (row, *self._twins.get(row, ()))]
 
     def prioritize(self, rows: Iterable[int]) -> None:
@@ -110,6 +123,8 @@ class IndexBuilder:
         chosen = set(first)
         self._order = first + [row for row in pending if row not in chosen]
         self._next = 0
+        self._ordered_until = 0
+        self._prioritized_until = len(first)
 
     def next_batch(self) -> EmbeddedBatch | None:
         """Embed the next batch of distinct texts and store it in the cache; None when every row is done.
@@ -122,10 +137,12 @@ class IndexBuilder:
             self._embedder = self._engine(self.texts_to_embed)
         # A pool of processes gets a batch for each: one batch split between them idles all but one.
         size = self._batch_size * worker_count(self._embedder)
-        rows = self._order[self._next : self._next + size]
+        if self._next >= self._ordered_until:
+            self._measure_ahead(self._embedder, max(size, SORTED_AHEAD))
+        rows = self._order[self._next : min(self._next + size, self._ordered_until)]
         texts = [self._texts[row] for row in rows]
         vectors = self._embedder.encode(texts)
-        extents = self._embedder.reading_extents(texts)
+        extents = [self._measured.pop(row) for row in rows]
         if self._cache is not None:
             self._cache.store(texts, vectors, extents)
         self._next += len(rows)
@@ -136,6 +153,28 @@ class IndexBuilder:
             return EmbeddedBatch(every_row, vectors, tuple(extents))
         repeated = tuple(extent for extent, count in zip(extents, copies, strict=True) for _ in range(count))
         return EmbeddedBatch(every_row, np.repeat(vectors, copies, axis=0), repeated)
+
+    def _measure_ahead(self, embedder: Embedder, count: int) -> None:
+        """Measure the next ``count`` queued texts and order them by the tokens the model reads
+        (stable: equal lengths keep their order); rows asked for first keep the order given."""
+        start = self._next
+        prioritized = start < self._prioritized_until
+        end = min(self._prioritized_until if prioritized else start + count, len(self._order))
+        rows = self._order[start:end]
+        unmeasured = [row for row in rows if row not in self._measured]
+        extents = embedder.reading_extents([self._texts[row] for row in unmeasured])
+        self._measured.update(zip(unmeasured, extents, strict=True))
+        if not prioritized:
+            limit = embedder.max_seq_length
+            rows.sort(
+                key=lambda row: (
+                    self._measured[row].token_count
+                    if limit is None
+                    else min(self._measured[row].token_count, limit)
+                )
+            )
+            self._order[start:end] = rows
+        self._ordered_until = end
 
     @property
     def embedder(self) -> Embedder | None:

@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from raglens.embedding_events import ReadingExtent
 from raglens.indexing import IndexBuilder
 from tests.fakes import HashingEmbedder
 
@@ -133,3 +134,58 @@ def test_a_pool_of_workers_gets_a_batch_for_each_of_them() -> None:
     rows = _drain(IndexBuilder(texts, range(20), lambda count: pool, batch_size=4))
     assert pool.calls == [12, 8]
     assert sorted(rows) == list(range(20))
+
+
+class _MeasuringEmbedder(HashingEmbedder):
+    """Records each text it measures (its reading extent) and each batch it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(max_seq_length=6)
+        self.measured: list[str] = []
+        self.batches: list[list[str]] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.batches.append(list(texts))
+        return super().encode(texts)
+
+    def reading_extents(self, texts: Sequence[str]) -> list[ReadingExtent]:
+        self.measured.extend(texts)
+        return super().reading_extents(texts)
+
+
+@given(
+    st.lists(st.integers(1, 12), min_size=1, max_size=40),
+    st.lists(st.integers(0, 39), max_size=5),
+    st.integers(1, 4),
+)
+def test_each_run_is_embedded_in_order_of_the_tokens_read_and_each_text_measured_once(
+    words_of_row: list[int], first: list[int], batch_size: int
+) -> None:
+    import raglens.indexing as indexing
+
+    texts = [" ".join(f"w{row}x{word}" for word in range(words)) for row, words in enumerate(words_of_row)]
+    embedder = _MeasuringEmbedder()
+    builder = IndexBuilder(texts, range(len(texts)), lambda count: embedder, batch_size=batch_size)
+    run = 5
+    original, indexing.SORTED_AHEAD = indexing.SORTED_AHEAD, run
+    try:
+        builder.prioritize(first)
+        wanted = [row for row in dict.fromkeys(first) if row < len(texts)]
+        order: list[int] = []
+        while (batch := builder.next_batch()) is not None:
+            order.extend(batch.rows)
+            expected = HashingEmbedder(max_seq_length=6).reading_extents([texts[row] for row in batch.rows])
+            assert batch.extents == tuple(expected), "each row carries its own text's extent"
+    finally:
+        indexing.SORTED_AHEAD = original
+    assert order[: len(wanted)] == wanted, "the rows asked for first, in the order given"
+    assert sorted(order) == list(range(len(texts)))
+    assert sorted(embedder.measured) == sorted(texts), "every text measured once, ahead of its batch"
+
+    def read(row: int) -> int:
+        return min(HashingEmbedder().reading_extents([texts[row]])[0].token_count, 6)
+
+    rest = order[len(wanted) :]
+    for start in range(0, len(rest), max(run, batch_size)):
+        lengths = [read(row) for row in rest[start : start + max(run, batch_size)]]
+        assert lengths == sorted(lengths), "a run is embedded shortest first"

@@ -20,6 +20,12 @@ def embeds_queries_on_cpu(device_label: str) -> bool:
     return device_label == "cpu" or POOL_JOIN in device_label
 
 
+def asks_for_cpu_queries(device: str | None) -> bool:
+    """Whether ``--device`` as asked has queries embedded on the CPU: the CPU itself, or a pool's
+    (the label of what it gives is what :func:`embeds_queries_on_cpu` reads)."""
+    return runs_on_cpu(device) or pool_devices(device) is not None
+
+
 def pool_devices(device: str | None) -> list[str] | None:
     """The devices of ``device`` when it names several (``cuda:0,cuda:1``): windows are then embedded
     by sentence-transformers' multi-process pool, a process per device; None for one device."""

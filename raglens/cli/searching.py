@@ -22,7 +22,7 @@ from raglens.cli.render import print_search
 from raglens.cli.settings import engine_settings, retrieval_config, top_k
 from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.corpus import Corpus, CorpusOptions
-from raglens.devices import pool_devices, runs_on_cpu
+from raglens.devices import asks_for_cpu_queries
 from raglens.diagnostics.coverage import token_counter_for
 from raglens.diagnostics.evaluation import resolve_expected
 from raglens.diagnostics.lexical import query_identifier
@@ -116,8 +116,7 @@ def prepare_index(
         return PreparedIndex(corpus, lexical, BM25_ENGINE, CacheUse(None, 0, 0))
     choice = settings.choice(config)
     check_max_seq_length(config.model, choice.max_seq_length)
-    on_cpu = runs_on_cpu(choice.device) or pool_devices(choice.device) is not None  # a pool's queries
-    note = precision_note(choice.precision, on_cpu, read_cpu_features())
+    note = precision_note(choice.precision, asks_for_cpu_queries(choice.device), read_cpu_features())
     if note is not None:
         stderr.print(f"raglens: note: {note}", markup=False)
     with contextlib.ExitStack() as stack:

@@ -44,3 +44,13 @@ def test_cpu_workers_share_the_cores() -> None:
     assert threads_per_cpu_worker(["cpu", "cpu", "cpu"], 2) == 1
     assert threads_per_cpu_worker(["cuda:0", "cpu"], 8) == 8
     assert threads_per_cpu_worker(["cpu", "cpu"], None) == 1
+
+
+def test_queries_are_on_the_cpu_for_the_cpu_and_for_any_pool_and_not_for_one_gpu() -> None:
+    """bf16's 'emulated on this CPU' note hangs on this: both branches, asked for and as labelled."""
+    from raglens.devices import asks_for_cpu_queries, embeds_queries_on_cpu
+
+    assert asks_for_cpu_queries("cpu") and asks_for_cpu_queries("cuda:0,cuda:1")
+    assert not asks_for_cpu_queries("cuda") and not asks_for_cpu_queries("cuda:1")
+    assert embeds_queries_on_cpu("cpu") and embeds_queries_on_cpu("cuda:0+cuda:1")
+    assert not embeds_queries_on_cpu("cuda:0") and not embeds_queries_on_cpu("mps")

@@ -215,11 +215,20 @@ class FileLines(ScrollView, can_focus=True):
         """Bring line ``number`` (1-based) to the top of the view, or as near as the end of the file lets."""
         self.scroll_to(x=0, y=self.row_of_line(number), animate=False, force=True)
         self._anchor = (number, round(self.scroll_y))
-        self.call_after_refresh(self._sync_scrollbar)
+        self.call_after_refresh(self._settle_scroll)
 
-    def _sync_scrollbar(self) -> None:
-        """Give the scrollbar the scroll it missed: scrolled before the new rows made it appear, the view
-        moved and its thumb stayed at the top until the next scroll."""
+    def _settle_scroll(self) -> None:
+        """Once the new rows are laid out: scroll again where the first scroll was cut short, and give
+        the scrollbar the scroll it missed.
+
+        Scrolled before the layout knew its scrollbars, the view stopped where the end of the file
+        seemed to be (a row short once the horizontal scrollbar took one), and the thumb stayed at
+        the top until the next scroll. Nobody scrolled since: else the view is the user's.
+        """
+        anchor = self._anchor
+        if anchor is not None and round(self.scroll_y) == anchor[1]:
+            self.scroll_to(x=0, y=self.row_of_line(anchor[0]), animate=False, force=True)
+            self._anchor = (anchor[0], round(self.scroll_y))
         if self.show_vertical_scrollbar and self.vertical_scrollbar.position != self.scroll_y:
             self.vertical_scrollbar.position = self.scroll_y
 

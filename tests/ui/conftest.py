@@ -125,7 +125,9 @@ def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
     """The hits on screen come from a ranking over the complete index, and every one is drawn.
 
     Also that start-up is over: launched with a question, the first file opens a refresh after its
-    hits, and a test that opens another file meanwhile would race it.
+    hits, and a test that opens another file meanwhile would race it. And that the coverage of the
+    complete index, measured in a worker, is in (the log and the status line say it): a snapshot
+    showed the log with it one run, without it the next.
     """
     from raglens.ui.widgets.hit_list import HitList
 
@@ -139,7 +141,16 @@ def fully_ranked(app: RaglensApp, hit_count: int) -> bool:
         and [h.row for h in app.query_one(HitList).hits] == [h.row for h in result.hits]
         and len(result.hits) == hit_count
         and hits_drawn(app)
+        and coverage_settled(app)
     )
+
+
+def coverage_settled(app: RaglensApp) -> bool:
+    """The complete index's coverage is measured, or cannot be (no reading extents, or BM25)."""
+    index = app.main.a.index
+    if index is None or not index.is_complete:
+        return False
+    return app.main.a.lexical or not index.extents_known() or app.main.cut_short is not None
 
 
 def ranked_with_noise_band(app: RaglensApp, hit_count: int) -> bool:

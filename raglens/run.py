@@ -25,7 +25,6 @@ from raglens.embedding_events import (
 from raglens.embedding_process import EmbeddingProcess
 from raglens.precision import choose_precision
 from raglens.process_restarts import RestartBudget
-from raglens.windows import rows_by_file
 
 if TYPE_CHECKING:
     # numpy (through the index) loads in the app's workers after the first frame: not here.
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 
     from raglens.corpus import Corpus
     from raglens.index import VectorIndex
-    from raglens.windows import Window, WindowParams
+    from raglens.windows import Window, WindowParams, WindowSet
 
 
 @dataclass(frozen=True)
@@ -158,18 +157,16 @@ class ConfigurationRun:
 
     # Windows.
 
-    def set_windows(
-        self, corpus: Corpus, windows: list[Window], texts: list[str], open_path: str | None = None
-    ) -> None:
+    def set_windows(self, corpus: Corpus, window_set: WindowSet, open_path: str | None = None) -> None:
         """A new window set: sent to the process at once (model ready or not), indexed once it is;
         the windows of ``open_path``, the file on screen, are embedded first."""
         self.corpus = corpus
-        self.windows = windows
-        self.file_rows = rows_by_file(windows)
+        self.windows = window_set.windows
+        self.file_rows = window_set.file_rows
         self.generation += 1
         self.from_cache = 0
         self.index = None
-        self._unsent = texts
+        self._unsent = window_set.texts
         self._open_path = open_path
         self._cutting = False
         self._send_windows()

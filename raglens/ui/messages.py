@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.search import SearchResult
     from raglens.ui.screens.why import WhyScreen
     from raglens.ui.widgets.hit_list import HitExcerpt
-    from raglens.windows import Window, WindowParams
+    from raglens.windows import WindowParams, WindowSet
 
 
 class CorpusLoaded(Message):
@@ -169,15 +169,12 @@ def while_shown(handler: HandlerT) -> HandlerT:
 class WindowsCut(Message):
     """A run's windows were cut from the corpus, with the window settings they were cut with."""
 
-    def __init__(
-        self, run_id: int, params: WindowParams, corpus: Corpus, windows: list[Window], texts: list[str]
-    ) -> None:
+    def __init__(self, run_id: int, params: WindowParams, corpus: Corpus, window_set: WindowSet) -> None:
         super().__init__()
         self.run_id = run_id
         self.params = params
         self.corpus = corpus
-        self.windows = windows
-        self.texts = texts
+        self.window_set = window_set
 
 
 @dataclass

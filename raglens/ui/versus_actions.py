@@ -144,12 +144,11 @@ class VersusActions(ExplorerScreen):
     )
     def cut_windows(self, run_id: int, corpus: Corpus, params: WindowParams) -> None:
         """Cut a run's windows from a corpus already read; a newer cut (the corpus read again) wins."""
-        from raglens.windows import cut_corpus, window_texts
+        from raglens.windows import cut_window_set
 
-        windows = cut_corpus(corpus, params)
-        texts = window_texts(corpus, windows)
+        window_set = cut_window_set(corpus, params)
         if not get_current_worker().is_cancelled:
-            self.post_message(WindowsCut(run_id, params, corpus, windows, texts))
+            self.post_message(WindowsCut(run_id, params, corpus, window_set))
 
     @work(thread=True, exclusive=True, group="versus-rank", exit_on_error=False, description="ranking B")
     def rank_versus(

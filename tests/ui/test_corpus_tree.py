@@ -7,6 +7,7 @@ import gc
 import weakref
 from pathlib import Path
 
+import pytest
 from textual.app import App, ComposeResult
 
 from raglens.corpus import Corpus, SourceFile
@@ -37,12 +38,15 @@ class TreeApp(App[None]):
         self.filled += 1
 
 
-async def test_a_large_corpus_fills_over_turns_of_the_loop_then_says_so() -> None:
+async def test_a_large_corpus_fills_over_turns_of_the_loop_then_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(CorpusTree, "TURN_BUDGET_S", 60.0)  # the chunk's bound alone
     corpus = corpus_of(CorpusTree.FILL_CHUNK * 2 + 7, "big")
     app = TreeApp()
     async with app.run_test() as pilot:
         tree = app.query_one(CorpusTree)
-        tree.show_corpus(corpus, {source.path: 1 for source in corpus.files})
+        tree.show_corpus(corpus, {source.path: range(1) for source in corpus.files})
         assert not tree.is_filled, "no more than one chunk is added in the call"
         assert len(tree._node_of_path) == CorpusTree.FILL_CHUNK, (
             "a chunk is of files (their folders with them)"
@@ -52,6 +56,22 @@ async def test_a_large_corpus_fills_over_turns_of_the_loop_then_says_so() -> Non
         assert all(tree.node_for(source.path) is not None for source in corpus.files)
         folders = 1 + -(-len(corpus.files) // 10)
         assert len(tree._tree_lines) == folders + len(corpus.files), "every folder is expanded"
+
+
+async def test_a_turn_adds_files_for_its_time_budget_and_no_fewer_than_its_least(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chunk of 1,000 files held the loop 25-100 ms at 100k windows: a turn stops at its budget."""
+    monkeypatch.setattr(CorpusTree, "TURN_BUDGET_S", 0.0)
+    corpus = corpus_of(CorpusTree.TURN_LEAST * 3 + 1, "slow")
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(corpus, {source.path: range(3) for source in corpus.files})
+        assert len(tree._node_of_path) == CorpusTree.TURN_LEAST, "past its budget, a turn adds its least"
+        await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
+        assert all(tree.node_for(source.path) is not None for source in corpus.files)
+        assert str(tree.node_for(corpus.files[0].path).label).endswith("  3")  # type: ignore[union-attr]
 
 
 async def test_a_corpus_shown_before_the_last_one_filled_replaces_it() -> None:
@@ -70,9 +90,15 @@ async def test_a_corpus_shown_before_the_last_one_filled_replaces_it() -> None:
         ]
 
 
-async def test_the_tree_a_new_corpus_replaces_is_freed_with_the_heap_frozen() -> None:
+async def test_the_tree_a_new_corpus_replaces_is_freed_with_the_heap_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The app freezes its heap once a corpus is shown: an old node in a reference cycle (Tree.clear()
-    leaves parent and children in one) would never be freed. This fails with Tree.clear() alone."""
+    leaves parent and children in one) would never be freed. This fails with Tree.clear() alone.
+
+    The old folders are emptied over turns of the loop, after the new corpus is in: with no time
+    budget, one folder a turn, so the first leaf checked is let go last."""
+    monkeypatch.setattr(CorpusTree, "TURN_BUDGET_S", 0.0)
     old, new = corpus_of(CorpusTree.FILL_CHUNK + 50, "old"), corpus_of(30, "new")
     app = TreeApp()
     async with app.run_test() as pilot:
@@ -80,14 +106,15 @@ async def test_the_tree_a_new_corpus_replaces_is_freed_with_the_heap_frozen() ->
         tree.show_corpus(old, {})
         await wait_until(pilot, lambda: app.filled == 1, "the old corpus shown")
         await pilot.pause()  # drawn: the tree's lines are built
-        leaf = weakref.ref(tree.node_for(old.files[-1].path))  # type: ignore[arg-type]
+        leaf = weakref.ref(tree.node_for(old.files[0].path))  # type: ignore[arg-type]
         folder = weakref.ref(tree.root.children[0])
         gc.collect()
         gc.freeze()
         try:
             tree.show_corpus(new, {})
             await wait_until(pilot, lambda: app.filled == 2, "the new corpus shown")
-            await pilot.pause()
+            assert leaf() is not None and tree.holds_retired_nodes, "let go over turns, not in one"
+            await wait_until(pilot, lambda: not tree.holds_retired_nodes, "the old folders emptied")
             gc.collect()  # frozen objects are not collected: only reference counts free them
             assert leaf() is None and folder() is None
         finally:
@@ -101,6 +128,6 @@ async def test_a_tree_that_was_never_shown_a_corpus_is_not_filled() -> None:
         tree = app.query_one(CorpusTree)
         assert not tree.is_filled
         corpus = corpus_of(12, "small")
-        tree.show_corpus(corpus, {source.path: 1 for source in corpus.files})
+        tree.show_corpus(corpus, {source.path: range(1) for source in corpus.files})
         assert tree.is_filled, "a corpus under one chunk is in at once"
         assert tree.node_for(corpus.files[-1].path) is not None

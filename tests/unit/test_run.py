@@ -14,7 +14,7 @@ from raglens.corpus import CorpusOptions, load_corpus
 from raglens.embedding_events import ModelReady, ReadingExtent, VectorsEmbedded, WindowsDone
 from raglens.process_restarts import RESTART_LIMIT
 from raglens.run import ConfigurationRun, EngineSettings, ProcessOutcome
-from raglens.windows import Unit, WindowParams, cut_corpus, window_texts
+from raglens.windows import Unit, WindowParams, cut_window_set
 from tests.conftest import SAMPLE_CORPUS
 
 DIMENSION = 4
@@ -68,10 +68,9 @@ def new_run() -> tuple[ConfigurationRun, Started]:
 
 def cut(run: ConfigurationRun, params: WindowParams = PARAMS) -> list[str]:
     corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
-    windows = cut_corpus(corpus, params)
-    texts = window_texts(corpus, windows)
-    run.set_windows(corpus, windows, texts, ())
-    return texts
+    window_set = cut_window_set(corpus, params)
+    run.set_windows(corpus, window_set)
+    return window_set.texts
 
 
 def vectors(run: ConfigurationRun, rows: Sequence[int]) -> VectorsEmbedded:
@@ -171,8 +170,7 @@ def test_embed_next_names_only_the_rows_still_waiting(path: str) -> None:
 def test_the_open_file_is_embedded_first_with_the_new_window_set_and_after_a_restart() -> None:
     run, started = new_run()
     corpus = load_corpus(SAMPLE_CORPUS, CorpusOptions())
-    windows = cut_corpus(corpus, PARAMS)
-    run.set_windows(corpus, windows, window_texts(corpus, windows), "docs/queues.md")
+    run.set_windows(corpus, cut_window_set(corpus, PARAMS), "docs/queues.md")
     first = tuple(run.file_rows["docs/queues.md"])
     assert started.processes[0].sent[0][2] == first
     run.model_ready(READY)

@@ -171,7 +171,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
 
     @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
     def read_corpus(self, params: WindowParams) -> None:
-        from raglens.windows import cut_corpus, window_texts
+        from raglens.windows import cut_window_set
 
         # Paused: reading 100k windows' worth of files set off full collections that held the event
         # loop's thread from the GIL 0.1-0.2 s. Garbage made meanwhile on any thread waits for the
@@ -183,10 +183,9 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             except RaglensError as error:
                 self.post_message(CorpusFailed(error))
                 return
-            windows = cut_corpus(corpus, params)
-            texts = window_texts(corpus, windows)
+            window_set = cut_window_set(corpus, params)
         self.post_message(CorpusLoaded(corpus, params))
-        self.post_message(WindowsCut(self.a.run_id, params, corpus, windows, texts))
+        self.post_message(WindowsCut(self.a.run_id, params, corpus, window_set))
         # Then Pygments and the corpus's lexers (~50 ms), here: the first ranking needs them, and a
         # warm model's cached vectors arrive ~0.1 s after the corpus.
         warm_up([source.path for source in corpus.files])
@@ -206,9 +205,9 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         if run is None or message.params != run.config.params:
             return  # a configuration replaced since, or superseded by newer settings
         shown_path = self.shown_window[0] if self.shown_window is not None else None
-        run.set_windows(message.corpus, message.windows, message.texts, shown_path)
+        run.set_windows(message.corpus, message.window_set, shown_path)
         self.narrate(
-            f"{self.prefix(run)}cut into {len(message.windows)} window(s) of {message.params.describe()}"
+            f"{self.prefix(run)}cut into {len(run.windows)} window(s) of {message.params.describe()}"
         )
         if run is self.a:
             self._a_windows_cut(message.corpus)
@@ -217,8 +216,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
 
     def _a_windows_cut(self, corpus: Corpus) -> None:
         self.cut_short = None  # measured again once the new windows are embedded
-        counts = {path: len(rows) for path, rows in self.a.file_rows.items()}
-        self.query_one(CorpusTree).show_corpus(corpus, counts)
+        self.query_one(CorpusTree).show_corpus(corpus, self.a.file_rows)
         self.settle_heap_soon()  # the windows, once the worker that cut them is done
         self.refresh_status()
         # Redraw the shown file with the new grid (or open the first file on the first load).

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from rich.cells import cell_len
@@ -46,8 +47,13 @@ class CorpusTree(Tree[FileEntry]):
             self.detail = detail
 
     FILL_CHUNK = 1_000
-    """Files added per turn of the event loop, with their folders (~10-40 ms of it here): a corpus
-    of 10k files fills in ten turns, where filling it at once held the loop for 0.4 s."""
+    """At most this many files are added per turn of the event loop, with their folders: a corpus of
+    10k files fills over turns, where filling it at once held the loop for 0.4 s."""
+    TURN_BUDGET_S = 0.008
+    """A turn adds files (or lets the last corpus's nodes go) for about this long, then yields: a
+    chunk of 1,000 files took 25-100 ms of the loop at 100k windows, with the other threads busy."""
+    TURN_LEAST = 50
+    """Files added in a turn however slow it is, so that a loaded machine still fills the tree."""
 
     class Filled(Message):
         """Every node of the corpus last shown is in the tree."""
@@ -62,38 +68,65 @@ class CorpusTree(Tree[FileEntry]):
         self._fill_number = 0
         """Counts the corpora shown: a fill still running for an older one stops (0: none shown yet)."""
         self._node_of_path: dict[str, TreeNode[FileEntry]] = {}
+        self._retired: list[TreeNode[FileEntry]] = []
+        """Folders of corpora shown before, whose children are let go a few at a time."""
 
-    def show_corpus(self, corpus: Corpus, window_counts: dict[str, int]) -> None:
-        """Rebuild the tree for ``corpus``: at once when it is small, else over a few turns of the
-        event loop, showing the first chunk meanwhile; ``Filled`` is posted when all of it is in."""
+    def show_corpus(self, corpus: Corpus, file_rows: Mapping[str, range]) -> None:
+        """Rebuild the tree for ``corpus`` (``file_rows``: each file's windows): at once when it is
+        small, else over a few turns of the event loop, showing the first files meanwhile; ``Filled``
+        is posted when all of it is in."""
         self._fill_number += 1
         self._filling = True
-        # Removed first, which unlinks each node from its parent: Tree.clear() alone leaves the old
-        # nodes in reference cycles (and in Tree._tree_nodes), garbage only a full collection over
-        # the whole heap finds (0.3 s at 100k windows).
-        self.root.remove_children()
+        # Tree.clear() alone leaves the old nodes in Tree._tree_nodes and in reference cycles (a
+        # folder and its children), garbage only a full collection over the whole heap finds (0.3 s
+        # at 100k windows), and never once the heap is frozen. Unlinking them all at once held the
+        # loop 20-90 ms at 10k files: their folders are retired here and emptied after the fill.
+        self._retired.extend(node for node in self._tree_nodes.values() if node._children)
+        self._tree_nodes = {}
         self.clear()
+        self._tree_nodes[self.root.id] = self.root  # registered, as Tree registers the root it makes
         self._node_of_path = {}
-        self._fill(self._fill_number, self._add_nodes(corpus, window_counts))
+        self._fill(self._fill_number, self._add_nodes(corpus, file_rows))
 
     @property
     def is_filled(self) -> bool:
         """Whether a corpus was shown and every node of the last one is in the tree."""
         return self._fill_number > 0 and not self._filling
 
+    @property
+    def holds_retired_nodes(self) -> bool:
+        """Whether nodes of a corpus shown before are still to be let go."""
+        return bool(self._retired)
+
     def _fill(self, number: int, steps: Iterator[None]) -> None:
-        """Add the next FILL_CHUNK files of corpus ``number``; the rest in a later turn of the loop."""
+        """Add files of corpus ``number`` for a turn's budget; the rest in a later turn of the loop."""
         if number != self._fill_number:
             return  # another corpus replaced it
-        for _ in range(self.FILL_CHUNK):
+        deadline = time.perf_counter() + self.TURN_BUDGET_S
+        for added in range(1, self.FILL_CHUNK + 1):
             if next(steps, StopIteration) is StopIteration:
                 self._filling = False
                 self._invalidate()
                 self.post_message(self.Filled())
+                self._next_turn(self._let_retired_go)
                 return
-        self.set_timer(0.001, functools.partial(self._fill, number, steps))  # 0 divides by zero in Textual
+            if added >= self.TURN_LEAST and time.perf_counter() > deadline:
+                break
+        self._next_turn(functools.partial(self._fill, number, steps))
 
-    def _add_nodes(self, corpus: Corpus, window_counts: dict[str, int]) -> Iterator[None]:
+    def _let_retired_go(self) -> None:
+        """Empty retired folders for a turn's budget: each leaf is freed by its reference count."""
+        deadline = time.perf_counter() + self.TURN_BUDGET_S
+        while self._retired and not self._filling:
+            self._retired.pop()._children.clear()
+            if time.perf_counter() > deadline:
+                self._next_turn(self._let_retired_go)
+                return
+
+    def _next_turn(self, step: Callable[[], None]) -> None:
+        self.set_timer(0.001, step)  # 0 divides by zero in Textual
+
+    def _add_nodes(self, corpus: Corpus, file_rows: Mapping[str, range]) -> Iterator[None]:
         """Add the corpus's nodes, a file (and the folders it needs) a step."""
         self.root.set_label(Text(printable_name(str(corpus.root))))
         folders: dict[str, TreeNode[FileEntry]] = {"": self.root}
@@ -117,7 +150,7 @@ class CorpusTree(Tree[FileEntry]):
         for source in corpus.files:
             name = source.path.rpartition("/")[2]
             label = Text(printable_name(name))
-            label.append(f"  {window_counts.get(source.path, 0)}", style="cyan")
+            label.append(f"  {len(file_rows.get(source.path, range(0)))}", style="cyan")
             if source.decoding_note:
                 label.append(" !", style="yellow")
             node = folder_of(source.path).add_leaf(label, FileEntry(source.path, indexed=True))

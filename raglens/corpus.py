@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from fnmatch import fnmatch
+from fnmatch import translate
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -62,6 +63,8 @@ SKIPPED_FILE_PATTERNS = (
     "*.css.map",
 )
 """Lock files and minified bundles: text, but generated and of no use to a reader."""
+_GENERATED_NAME = re.compile("|".join(translate(pattern) for pattern in SKIPPED_FILE_PATTERNS))
+"""The patterns as one expression: nine ``fnmatch`` calls a file took 0.2 s of reading 10k files."""
 
 _GIT_TIMEOUT_S = 30
 
@@ -179,7 +182,7 @@ def _vendored_folder(folder: str) -> SkippedFile:
 
 
 def _is_generated(name: str) -> bool:
-    return any(fnmatch(name, pattern) for pattern in SKIPPED_FILE_PATTERNS)
+    return _GENERATED_NAME.match(os.path.normcase(name)) is not None  # as fnmatch matches a name
 
 
 def _is_within(path: Path, root: Path) -> bool:
@@ -190,7 +193,9 @@ def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile
     """Read one listed file, or say why it is skipped; never raises for a bad file."""
     full = root / rel_path
     try:
-        if full.is_symlink():
+        # One lstat says what it is: is_symlink, stat and is_file each asked the system again.
+        status = full.lstat()
+        if stat.S_ISLNK(status.st_mode):
             try:
                 target = full.resolve(strict=True)
             except (RuntimeError, OSError) as error:
@@ -202,12 +207,12 @@ def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile
             inside = target.relative_to(root).as_posix() or "."
             # The target is listed under its own path, so following the link would only index it twice.
             return SkippedFile(rel_path, SkipReason.SYMLINK, f"symlink to {inside}, not followed")
-        stat = full.stat()
-        if not full.is_file():
-            kind = "a folder (a git submodule?)" if full.is_dir() else "a device, pipe or socket"
+        if not stat.S_ISREG(status.st_mode):
+            folder = stat.S_ISDIR(status.st_mode)
+            kind = "a folder (a git submodule?)" if folder else "a device, pipe or socket"
             return SkippedFile(rel_path, SkipReason.NOT_A_FILE, f"not a regular file: {kind}")
-        if stat.st_size > options.max_file_bytes:
-            return _too_large(rel_path, stat.st_size, options)
+        if status.st_size > options.max_file_bytes:
+            return _too_large(rel_path, status.st_size, options)
         with full.open("rb") as handle:
             # Read one byte past the limit: the file may have grown since it was listed.
             data = handle.read(options.max_file_bytes + 1)
@@ -230,7 +235,7 @@ def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile
     data_note = _data_not_text(rel_path, decoded.text)
     if data_note is not None:
         return SkippedFile(rel_path, SkipReason.GENERATED, data_note)
-    return SourceFile(rel_path, decoded.text, decoded.encoding, len(data), decoded.note, stat.st_mtime_ns)
+    return SourceFile(rel_path, decoded.text, decoded.encoding, len(data), decoded.note, status.st_mtime_ns)
 
 
 MINIFIED_LINE_CHARS = 10_000
@@ -242,7 +247,10 @@ def _minified_line_length(text: str) -> int | None:
 
     One long line in a large file (a data URL, a long table row) is not enough: the average is.
     """
-    # CRLF, lone CR and LF all end a line, as raglens counts lines everywhere.
+    # CRLF, lone CR and LF all end a line, as raglens counts lines everywhere. Lone CRs only add lines:
+    # where the LFs alone make the lines short, they are not counted (two passes of three saved).
+    if len(text) / (text.count("\n") + 1) < MINIFIED_LINE_CHARS:
+        return None
     line_count = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
     if len(text) / line_count < MINIFIED_LINE_CHARS:
         return None

@@ -280,6 +280,27 @@ def test_a_file_deleted_or_grown_between_listing_and_reading(
     assert reasons == {"goes.md": SkipReason.VANISHED, "grows.md": SkipReason.TOO_LARGE}
 
 
+def test_a_pipe_or_a_folder_where_a_file_was_listed_is_skipped_and_says_which(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told apart by one lstat each: a pipe is never opened (it would block), a folder git lists as a
+    file (a submodule) is named as one."""
+    import raglens.corpus as corpus_module
+
+    (tmp_path / "notes.md").write_text("a note\n", encoding="utf-8")
+    os.mkfifo(tmp_path / "pipe.md")
+    (tmp_path / "module").mkdir()
+    listed = ["module", "notes.md", "pipe.md"]
+    monkeypatch.setattr(corpus_module, "_list_by_walking", lambda root: (listed, []))
+    corpus = scan_corpus(tmp_path, CorpusOptions())
+    assert [source.path for source in corpus.files] == ["notes.md"]
+    details = {skipped.path: (skipped.reason, skipped.detail) for skipped in corpus.skipped}
+    assert details == {
+        "module": (SkipReason.NOT_A_FILE, "not a regular file: a folder (a git submodule?)"),
+        "pipe.md": (SkipReason.NOT_A_FILE, "not a regular file: a device, pipe or socket"),
+    }
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device", "huge"])
 def test_an_ignore_file_that_is_not_a_small_regular_file_is_not_read(tmp_path: Path, kind: str) -> None:
     """A FIFO .gitignore hung the walk forever; one linked to /dev/zero read 2.6 GB and died."""
@@ -309,3 +330,34 @@ def test_data_is_told_from_text_by_the_share_of_digits_among_the_visible_charact
     digits = sum(text.count(digit) for digit in "0123456789")
     is_data = visible >= DATA_MIN_CHARS and digits / visible >= DIGIT_SHARE_OF_DATA
     assert (_data_not_text("notes.txt", text) is not None) == is_data
+
+
+@given(st.text(alphabet="ab\r\n", max_size=40), st.integers(1, 8))
+def test_a_minified_text_is_told_by_its_average_line_as_every_line_break_counts_it(
+    text: str, limit: int
+) -> None:
+    """The LF-only count decides first where it can: the oracle counts CRLF, lone CR and LF at once."""
+    import raglens.corpus as corpus_module
+    from raglens.lines import LINE_BREAK
+
+    lines = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+    expected = None if len(text) / lines < limit else max(len(line) for line in LINE_BREAK.split(text))
+    original = corpus_module.MINIFIED_LINE_CHARS
+    corpus_module.MINIFIED_LINE_CHARS = limit
+    try:
+        assert corpus_module._minified_line_length(text) == expected
+    finally:
+        corpus_module.MINIFIED_LINE_CHARS = original
+
+
+@given(
+    st.lists(st.sampled_from(["package-lock", "go", "app", "min", "js", "css", "map", "lock", "sum", ""]))
+    .map(".".join)
+    .filter(bool)
+)
+def test_a_generated_file_is_told_by_its_name_as_fnmatch_tells_it(name: str) -> None:
+    from fnmatch import fnmatch
+
+    from raglens.corpus import SKIPPED_FILE_PATTERNS, _is_generated
+
+    assert _is_generated(name) == any(fnmatch(name, pattern) for pattern in SKIPPED_FILE_PATTERNS)

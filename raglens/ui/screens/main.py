@@ -164,6 +164,11 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         gc.freeze()
         give_back_free_memory()  # the old corpus's pages, freed now, in the reading thread's arena
 
+    @property
+    def settling(self) -> bool:
+        """Whether a settling of the heap is due: it waits for the running workers to end."""
+        return self._settle_timer is not None
+
     def settle_heap_soon(self) -> None:
         """Settle the heap when the workers are done; once, however often it is asked meanwhile."""
         if self._settle_timer is None:

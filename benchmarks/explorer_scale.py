@@ -17,9 +17,9 @@ in each phase:
 Memory is the app process's resident set above what it held before the app started (the imports
 alone), against the bytes of the vectors plus the corpus text (issue 23's goal: at most 1.3x), and
 after each re-scan, once the app has settled its heap (issue 29's goal: after the last within 5% of
-after the first). In tmux, with the
-cache now warm: a bare Textual app's first frame (the floor) and ``raglens CORPUS QUERY`` until its
-hits are ranked over every window, alternating (goal: within 2 s of the floor).
+after the first). In tmux, with the cache now warm: a bare Textual app's first frame (the floor) and
+``raglens CORPUS QUERY`` until its hits are ranked over every window, alternating (goal: within 2 s
+of the floor).
 """
 
 from __future__ import annotations

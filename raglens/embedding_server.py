@@ -13,6 +13,7 @@ import dataclasses
 import os
 import sys
 import threading
+from dataclasses import dataclass, field
 from functools import singledispatchmethod
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -58,6 +59,14 @@ CACHED_ROWS_PER_EVENT = 8_192
 stores each event's rows on its event loop, and 100k rows in one event held it for ~0.3 s."""
 
 
+@dataclass
+class KeysInParts:
+    """The cache keys of one window set's parts so far, in the order the parts came."""
+
+    generation: int
+    keys: list[bytes] = field(default_factory=list)
+
+
 class _Stopped(Exception):
     """The parent asked the process to stop."""
 
@@ -70,7 +79,7 @@ class EmbeddingServer:
         self._sending = threading.Lock()
         self._config = config
         self._texts_in_parts = TextsInParts()
-        self._keys_in_parts: tuple[int, list[bytes]] | None = None
+        self._keys_in_parts: KeysInParts | None = None
         """The cache keys of the window set's parts so far, by generation: hashed as each part comes,
         while the app still sends the rest (hashing 100k texts at once took 0.2 s of a warm start)."""
         self._cache: VectorCache | None = None
@@ -152,9 +161,9 @@ class EmbeddingServer:
         self._texts_in_parts.add(request)
         if self._model_cache is not None:
             kept = self._keys_in_parts
-            keys = kept[1] if kept is not None and kept[0] == request.generation else []
-            keys.extend(keys_of(request.texts))
-            self._keys_in_parts = (request.generation, keys)
+            if kept is None or kept.generation != request.generation:
+                kept = self._keys_in_parts = KeysInParts(request.generation)
+            kept.keys.extend(keys_of(request.texts))
 
     @handle.register
     def _(self, request: IndexWindows) -> None:
@@ -165,8 +174,8 @@ class EmbeddingServer:
         kept, self._keys_in_parts = self._keys_in_parts, None
         if self._model_cache is not None:
             keys = None
-            if kept is not None and kept[0] == request.generation and len(kept[1]) == sent_in_parts:
-                keys = kept[1] + keys_of(request.texts[sent_in_parts:])
+            if kept is not None and kept.generation == request.generation and len(kept.keys) == sent_in_parts:
+                keys = kept.keys + keys_of(request.texts[sent_in_parts:])
             entries = self._model_cache.lookup(request.texts, keys)
             oldest = min((entry.stored for entry in entries if entry is not None), default=None)
             cached = cached_batch(entries)

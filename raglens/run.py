@@ -310,6 +310,7 @@ class ConfigurationRun:
         if incarnation != self.incarnation or ended is None:
             return ProcessOutcome.ALREADY_REPLACED
         self.process = None
+        self._cached_to_come = 0  # a process that ended sends no more
         ended.close(timeout=1)
         if self.failure is not None:
             self.stopped = True
@@ -337,7 +338,6 @@ class ConfigurationRun:
         """A new process: its ModelReady sends the window set again and re-asks the question."""
         self.stopped = False
         self.failure = None
-        self._cached_to_come = 0  # the new process looks the window set up again
         self.incarnation += 1
         self.process = self._start_process(self.config)
 

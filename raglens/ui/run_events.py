@@ -203,7 +203,16 @@ class RunEvents(ExplorerScreen):
         lengths = {source.path: len(source.text) for source in self.corpus.files}
         limit = self.a.model.max_seq_length if self.a.model is not None else None
         # After the hits the completed index brings: beside their ranking, it slowed it threefold.
-        self.when_ranked(functools.partial(self.measure_coverage, self.a.generation, lengths, index, limit))
+        self.when_ranked(
+            functools.partial(self._measure_coverage_of, self.a.generation, lengths, index, limit)
+        )
+
+    def _measure_coverage_of(
+        self, generation: int, lengths: dict[str, int], index: VectorIndex, limit: int | None
+    ) -> None:
+        """Measure window set ``generation``'s coverage, unless a re-scan or re-cut replaced it."""
+        if generation == self.a.generation:
+            self.measure_coverage(generation, lengths, index, limit)
 
     @work(thread=True, exclusive=True, group="coverage", exit_on_error=False, description="coverage")
     def measure_coverage(

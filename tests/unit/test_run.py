@@ -130,6 +130,25 @@ def test_the_cache_s_reply_is_awaited_until_every_vector_it_found_arrived() -> N
     assert not run.cache_replying, "a process that died sends no more: its successor looks up again"
 
 
+@pytest.mark.parametrize("outcome", [ProcessOutcome.MODEL_FAILED, ProcessOutcome.GAVE_UP])
+def test_a_process_that_ends_for_good_mid_reply_leaves_nothing_awaited(outcome: ProcessOutcome) -> None:
+    """Else every later ranking waited for vectors no process would send: hits of what was embedded
+    are still ranked, as the app says they are."""
+    run, _ = new_run()
+    cut(run)
+    run.model_ready(READY)
+    if outcome is ProcessOutcome.MODEL_FAILED:
+        run.model_failed("the model could not be read")
+    else:
+        for death in range(RESTART_LIMIT):
+            assert run.process_ended(run.incarnation, now=float(death)) is ProcessOutcome.RESTARTED
+            run.model_ready(READY)
+    run.cache_looked_up(CacheLookedUp(run.generation, 5, run.window_count or 0, None))
+    run.vectors_arrived(vectors(run, [0, 1]))
+    assert run.process_ended(run.incarnation, now=5.0) is outcome
+    assert not run.cache_replying and run.embedded_count == 2
+
+
 def test_a_process_that_dies_is_replaced_and_sent_the_windows_again() -> None:
     run, started = new_run()
     texts = cut(run)

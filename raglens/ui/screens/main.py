@@ -157,7 +157,8 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         long_lived = sum(worker.group in LONG_LIVED_WORKERS for worker in workers)
         # A cancelled worker is finished at once, though its thread runs on: the pool counts it.
         in_pool = self._worker_pool.running if self._worker_pool is not None else long_lived
-        if len(workers) > long_lived or in_pool > long_lived:
+        letting_go = self.query_one(CorpusTree).holds_retired_nodes  # their pages go back with the rest
+        if len(workers) > long_lived or in_pool > long_lived or letting_go:
             self.settle_heap_soon()
             return
         gc.collect()

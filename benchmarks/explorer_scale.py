@@ -117,6 +117,83 @@ class StallWatch:
             print(f"--- seen {count} times in a stall over {self._over_s * 1000:.0f} ms:\n{stack}")
 
 
+class CallbackWatch:
+    """Every event-loop callback over ``over_ms``, with the messages and handlers it ran and for how long.
+
+    Where the stall stacks see only the Python a stall was in when the watcher got the GIL, this
+    names what held the loop: ``MainScreen.RunEvent:VectorsEmbedded 45`` or ``cb:Screen._on_timer_update
+    60`` (a repaint). It wraps asyncio's callbacks and Textual's message dispatch for its lifetime.
+    """
+
+    def __init__(self, over_ms: float = 16.0) -> None:
+        self.over_ms = over_ms
+        self.started = time.perf_counter()
+        self.long: list[tuple[float, float, str]] = []
+        """(duration ms, seconds since start, what ran) of each long callback."""
+        self._spans: collections.Counter[str] = collections.Counter()
+        self._undo: list[tuple[object, str, object]] = []
+
+    def __enter__(self) -> CallbackWatch:
+        import asyncio.events
+
+        import textual.message_pump
+        import textual.timer
+
+        watch, spans = self, self._spans
+        handle_run = asyncio.events.Handle._run
+        dispatch = textual.message_pump.MessagePump._dispatch_message
+        invoke = textual.message_pump.invoke
+
+        def timed_run(handle: asyncio.events.Handle) -> None:
+            spans.clear()
+            started = time.perf_counter()
+            handle_run(handle)
+            took = (time.perf_counter() - started) * 1000
+            if took > watch.over_ms:
+                parts = ", ".join(f"{name} {ms:.0f}" for name, ms in spans.most_common(4))
+                watch.long.append((took, started - watch.started, parts))
+
+        async def timed_dispatch(pump: Any, message: Any) -> Any:
+            name = f"{type(pump).__name__}.{type(message).__name__}"
+            if hasattr(message, "event"):
+                name += f":{type(message.event).__name__}"  # raglens's RunEvent carries a process event
+            started = time.perf_counter()
+            try:
+                return await dispatch(pump, message)
+            finally:
+                spans[name] += (time.perf_counter() - started) * 1000
+
+        async def timed_invoke(callback: Any, *params: Any) -> Any:
+            target = getattr(callback, "func", callback)
+            name = "cb:" + getattr(target, "__qualname__", type(target).__name__)
+            started = time.perf_counter()
+            try:
+                return await invoke(callback, *params)
+            finally:
+                spans[name] += (time.perf_counter() - started) * 1000
+
+        for owner, attribute, replacement in (
+            (asyncio.events.Handle, "_run", timed_run),
+            (textual.message_pump.MessagePump, "_dispatch_message", timed_dispatch),
+            (textual.message_pump, "invoke", timed_invoke),
+            (textual.timer, "invoke", timed_invoke),
+        ):
+            self._undo.append((owner, attribute, getattr(owner, attribute)))
+            setattr(owner, attribute, replacement)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for owner, attribute, original in reversed(self._undo):
+            setattr(owner, attribute, original)
+
+    def report(self, count: int = 25) -> None:
+        """Print the longest callbacks, with when they ran."""
+        print(f"{len(self.long)} event-loop callbacks over {self.over_ms:.0f} ms; the longest:")
+        unnamed = "(no message or handler ran: the loop's own work, or a wait for the GIL)"
+        for took, at, parts in sorted(self.long, reverse=True)[:count]:
+            print(f"{took:6.0f} ms at {at:6.1f} s: {parts or unnamed}")
+
+
 def resident_mib() -> float:
     """This process's resident set, MiB (Linux)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -284,6 +361,9 @@ def main() -> None:
     parser.add_argument("--warm-runs", type=int, default=3)
     parser.add_argument("--no-tmux", action="store_true", help="skip the warm start in tmux")
     parser.add_argument("--stall-stacks", action="store_true", help="print where the longest stalls were")
+    parser.add_argument(
+        "--callbacks", action="store_true", help="print the longest event-loop callbacks and what they ran"
+    )
     parser.add_argument("--cache", type=Path, help="a vector cache folder to use (default: a fresh one)")
     args = parser.parse_args()
     ensure_bytecode()
@@ -295,6 +375,10 @@ def main() -> None:
             with StallWatch() as watch:
                 report(asyncio.run(explore(corpus, cache, args.rescans, watch)))
             watch.report()
+        elif args.callbacks:
+            with CallbackWatch() as callbacks:
+                report(asyncio.run(explore(corpus, cache, args.rescans, None)))
+            callbacks.report()
         else:
             report(asyncio.run(explore(corpus, cache, args.rescans, None)))
         if not args.no_tmux and shutil.which("tmux"):

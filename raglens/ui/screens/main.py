@@ -167,7 +167,8 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
 
     @property
     def settling(self) -> bool:
-        """Whether a settling of the heap is due: it waits for the running workers to end."""
+        """Whether a settling of the heap is due: it waits for the running workers to end and for the
+        corpus pane to let the last corpus's nodes go."""
         return self._settle_timer is not None
 
     def settle_heap_soon(self) -> None:

@@ -6,7 +6,7 @@ model to import, so the app imports them before its first frame.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -261,34 +261,48 @@ def index_windows_requests(
 
 
 class TextsInParts:
-    """A process's side of WindowTexts: the parts of one window set, joined to its IndexWindows."""
+    """A process's side of WindowTexts: the parts of one window set, joined to its IndexWindows.
 
-    def __init__(self) -> None:
+    Given ``key_texts`` (the vector cache's keys of texts), each part is keyed as it comes, while the
+    app still sends the rest: keying 100k texts once the last part was in took 0.2 s of a warm start.
+    """
+
+    def __init__(self, key_texts: Callable[[Sequence[str]], list[bytes]] | None = None) -> None:
+        self._key_texts = key_texts
         self._generation: int | None = None
         self._parts: list[tuple[str, ...]] = []
+        self._keys: list[bytes] = []
 
     def add(self, part: WindowTexts) -> None:
-        """Keep ``part``; parts of an older set still kept are dropped."""
+        """Keep ``part`` (and key it); parts of an older set still kept are dropped."""
         if part.generation != self._generation:
-            self._generation, self._parts = part.generation, []
+            self._generation, self._parts, self._keys = part.generation, [], []
         self._parts.append(part.texts)
+        if self._key_texts is not None:
+            self._keys.extend(self._key_texts(part.texts))
 
     def join(self, request: IndexWindows) -> IndexWindows:
         """``request`` with the texts of its set's parts before its own, all of them in one tuple.
 
         A set whose parts did not all arrive is refused (ValueError): its rows would not be the app's.
         """
-        parts = self._parts if self._generation == request.generation else []
-        self._generation, self._parts = None, []
+        return self.join_keyed(request)[0]
+
+    def join_keyed(self, request: IndexWindows) -> tuple[IndexWindows, list[bytes] | None]:
+        """:meth:`join`, with the key of every text of the set, in order (None without ``key_texts``)."""
+        same = self._generation == request.generation
+        parts, keys = (self._parts, self._keys) if same else ([], [])
+        self._generation, self._parts, self._keys = None, [], []
         kept = sum(len(part) for part in parts)
         if kept != request.sent_in_parts:
             raise ValueError(
                 f"window set {request.generation}: {kept} texts in parts, {request.sent_in_parts} sent"
             )
+        all_keys = keys + self._key_texts(request.texts) if self._key_texts is not None else None
         if not parts:
-            return request
+            return request, all_keys
         texts = tuple(text for part in parts for text in part) + request.texts
-        return IndexWindows(request.generation, texts, request.first)
+        return IndexWindows(request.generation, texts, request.first), all_keys
 
 
 @dataclass(frozen=True)

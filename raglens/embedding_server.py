@@ -13,7 +13,6 @@ import dataclasses
 import os
 import sys
 import threading
-from dataclasses import dataclass, field
 from functools import singledispatchmethod
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -59,14 +58,6 @@ CACHED_ROWS_PER_EVENT = 8_192
 stores each event's rows on its event loop, and 100k rows in one event held it for ~0.3 s."""
 
 
-@dataclass
-class KeysInParts:
-    """The cache keys of one window set's parts so far, in the order the parts came."""
-
-    generation: int
-    keys: list[bytes] = field(default_factory=list)
-
-
 class _Stopped(Exception):
     """The parent asked the process to stop."""
 
@@ -78,10 +69,6 @@ class EmbeddingServer:
         self._connection = connection
         self._sending = threading.Lock()
         self._config = config
-        self._texts_in_parts = TextsInParts()
-        self._keys_in_parts: KeysInParts | None = None
-        """The cache keys of the window set's parts so far, by generation: hashed as each part comes,
-        while the app still sends the rest (hashing 100k texts at once took 0.2 s of a warm start)."""
         self._cache: VectorCache | None = None
         self._model_cache: ModelCache | None = None
         cache_dir = Path(config.cache_dir) if config.cache_dir is not None else None
@@ -92,6 +79,7 @@ class EmbeddingServer:
                 self._cache = cache
                 self._model_cache = ModelCache.for_model(cache, config.choice)
         model_cache = self._model_cache
+        self._texts_in_parts = TextsInParts(keys_of if model_cache is not None else None)
         fingerprint = model_cache.fingerprint if model_cache is not None else None
         export_dir = cache_dir if model_cache is not None else None
         # A graph raglens writes itself (the bundled model's, ~3 s, no torch) is written as the engines
@@ -159,23 +147,13 @@ class EmbeddingServer:
     @handle.register
     def _(self, request: WindowTexts) -> None:
         self._texts_in_parts.add(request)
-        if self._model_cache is not None:
-            kept = self._keys_in_parts
-            if kept is None or kept.generation != request.generation:
-                kept = self._keys_in_parts = KeysInParts(request.generation)
-            kept.keys.extend(keys_of(request.texts))
 
     @handle.register
     def _(self, request: IndexWindows) -> None:
-        sent_in_parts = request.sent_in_parts
-        request = self._texts_in_parts.join(request)
+        request, keys = self._texts_in_parts.join_keyed(request)
         self._generation = request.generation
         missing = list(range(len(request.texts)))
-        kept, self._keys_in_parts = self._keys_in_parts, None
         if self._model_cache is not None:
-            keys = None
-            if kept is not None and kept.generation == request.generation and len(kept.keys) == sent_in_parts:
-                keys = kept.keys + keys_of(request.texts[sent_in_parts:])
             entries = self._model_cache.lookup(request.texts, keys)
             oldest = min((entry.stored for entry in entries if entry is not None), default=None)
             cached = cached_batch(entries)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -47,3 +49,28 @@ def test_parts_of_a_set_replaced_before_its_last_part_are_dropped(monkeypatch: p
     new = index_windows_requests(2, ["a", "b", "c"])
     assert received(new, joiner) == IndexWindows(2, ("a", "b", "c"))
     assert joiner.join(IndexWindows(4, ("d",))) == IndexWindows(4, ("d",)), "nothing is left over"
+
+
+@given(st.integers(0, 20), st.integers(1, 5))
+def test_each_text_s_key_is_made_as_its_part_comes_and_joined_in_order(count: int, part_size: int) -> None:
+    """The embedding process keys each part on arrival, while the app still sends the rest."""
+    keyed: list[str] = []
+
+    def key_texts(texts: Sequence[str]) -> list[bytes]:
+        keyed.extend(texts)
+        return [text.encode() for text in texts]
+
+    texts = [f"window {row}" for row in range(count)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embedding_events, "TEXTS_PER_PART", part_size)
+        *parts, last = index_windows_requests(3, texts)
+    joiner = TextsInParts(key_texts)
+    joiner.add(WindowTexts(2, ("replaced",)))  # a set replaced before its last part: not keyed with
+    for part in parts:
+        assert isinstance(part, WindowTexts)
+        joiner.add(part)
+    assert keyed == ["replaced", *texts[: len(texts) - len(last.texts)]], "each part keyed as it came"
+    assert isinstance(last, IndexWindows)
+    joined, keys = joiner.join_keyed(last)
+    assert joined == IndexWindows(3, tuple(texts)) and keys == [text.encode() for text in texts]
+    assert TextsInParts().join_keyed(IndexWindows(4, ("d",)))[1] is None, "no keys without a keyer"

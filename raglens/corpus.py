@@ -249,9 +249,10 @@ def _minified_line_length(text: str) -> int | None:
     """
     # CRLF, lone CR and LF all end a line, as raglens counts lines everywhere. Lone CRs only add lines:
     # where the LFs alone make the lines short, they are not counted (two passes of three saved).
-    if len(text) / (text.count("\n") + 1) < MINIFIED_LINE_CHARS:
+    line_feeds = text.count("\n")
+    if len(text) / (line_feeds + 1) < MINIFIED_LINE_CHARS:
         return None
-    line_count = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+    line_count = line_feeds + text.count("\r") - text.count("\r\n") + 1
     if len(text) / line_count < MINIFIED_LINE_CHARS:
         return None
     return max(len(line) for line in LINE_BREAK.split(text))

@@ -171,7 +171,7 @@ class Questions(ExplorerScreen):
         if self.a.is_complete or cache_replied:
             self.rerank(now=True)
         elif self.a.cache_replying:
-            return
+            return  # rerank would wait too: no need to ask whether these could change what is shown
         elif (self.heat_on and in_view) or self.could_change_shown(vectors):
             self.rerank(now=False)
         else:

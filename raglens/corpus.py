@@ -23,6 +23,8 @@ from raglens.printable import printable_name
 if TYPE_CHECKING:
     import pathspec
 
+    from raglens.corpus_memo import ReadingMemo
+
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 
 SKIPPED_DIRECTORIES = frozenset(
@@ -189,8 +191,13 @@ def _is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile | SkippedFile:
-    """Read one listed file, or say why it is skipped; never raises for a bad file."""
+def read_source(
+    root: Path, rel_path: str, options: CorpusOptions, memo: ReadingMemo | None = None
+) -> SourceFile | SkippedFile:
+    """Read one listed file, or say why it is skipped; never raises for a bad file.
+
+    With ``memo``, a regular file whose ``lstat`` is the one it had when read before is not read again.
+    """
     full = root / rel_path
     try:
         # One lstat says what it is: is_symlink, stat and is_file each asked the system again.
@@ -211,15 +218,42 @@ def read_source(root: Path, rel_path: str, options: CorpusOptions) -> SourceFile
             folder = stat.S_ISDIR(status.st_mode)
             kind = "a folder (a git submodule?)" if folder else "a device, pipe or socket"
             return SkippedFile(rel_path, SkipReason.NOT_A_FILE, f"not a regular file: {kind}")
-        if status.st_size > options.max_file_bytes:
-            return _too_large(rel_path, status.st_size, options)
+    except FileNotFoundError:
+        return _vanished(rel_path)
+    except OSError as error:
+        return _unreadable(rel_path, error)
+    if memo is None:
+        return _read_regular(full, rel_path, status, options)
+    recalled = memo.recall(rel_path, status)
+    if recalled is not None:
+        return recalled
+    reading = _read_regular(full, rel_path, status, options)
+    memo.remember(rel_path, status, reading)
+    return reading
+
+
+def _vanished(rel_path: str) -> SkippedFile:
+    return SkippedFile(rel_path, SkipReason.VANISHED, "listed but no longer on disk")
+
+
+def _unreadable(rel_path: str, error: OSError) -> SkippedFile:
+    return SkippedFile(rel_path, SkipReason.UNREADABLE, f"cannot read: {error.strerror or error}")
+
+
+def _read_regular(
+    full: Path, rel_path: str, status: os.stat_result, options: CorpusOptions
+) -> SourceFile | SkippedFile:
+    """Read the regular file ``full``, whose ``lstat`` said ``status``, or say why it is skipped."""
+    if status.st_size > options.max_file_bytes:
+        return _too_large(rel_path, status.st_size, options)
+    try:
         with full.open("rb") as handle:
             # Read one byte past the limit: the file may have grown since it was listed.
             data = handle.read(options.max_file_bytes + 1)
     except FileNotFoundError:
-        return SkippedFile(rel_path, SkipReason.VANISHED, "listed but no longer on disk")
+        return _vanished(rel_path)
     except OSError as error:
-        return SkippedFile(rel_path, SkipReason.UNREADABLE, f"cannot read: {error.strerror or error}")
+        return _unreadable(rel_path, error)
     if len(data) > options.max_file_bytes:
         return _too_large(rel_path, len(data), options)
     decoded = decode_bytes(data)
@@ -428,8 +462,13 @@ def _drop_default_excludes(paths: Iterable[str]) -> tuple[list[str], list[Skippe
     return kept, skipped
 
 
-def scan_corpus(path: str | os.PathLike[str], options: CorpusOptions | None = None) -> Corpus:
-    """Read every indexable file under ``path`` (a folder or one file); the result may hold none."""
+def scan_corpus(
+    path: str | os.PathLike[str], options: CorpusOptions | None = None, memo: ReadingMemo | None = None
+) -> Corpus:
+    """Read every indexable file under ``path`` (a folder or one file); the result may hold none.
+
+    ``memo`` answers for the files unchanged since it was made (see :mod:`raglens.corpus_memo`).
+    """
     options = options or CorpusOptions()
     given = Path(path).expanduser()
     try:
@@ -465,7 +504,7 @@ def scan_corpus(path: str | os.PathLike[str], options: CorpusOptions | None = No
         raise BadInputError(f"{path}: not a regular file or folder")
     files: list[SourceFile] = []
     for rel_path in candidates:
-        outcome = read_source(root, rel_path, options)
+        outcome = read_source(root, rel_path, options, memo)
         if isinstance(outcome, SourceFile):
             files.append(outcome)
         else:

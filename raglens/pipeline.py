@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
-from raglens.corpus import Corpus, CorpusOptions, load_corpus
+from raglens.corpus import Corpus, CorpusOptions, require_indexable
+from raglens.corpus_memo import scan_remembering
 from raglens.embedding import DEFAULT_BATCH_SIZE, Embedder
 from raglens.engine import Engines
 from raglens.index import IndexSnapshot, VectorIndex
@@ -30,10 +32,18 @@ def _ignore_step(step: PipelineStep) -> None:
 
 
 def read_corpus(
-    path: str | os.PathLike[str], options: CorpusOptions, *, on_step: OnStep = _ignore_step
+    path: str | os.PathLike[str],
+    options: CorpusOptions,
+    *,
+    cache_dir: Path | None = None,
+    on_step: OnStep = _ignore_step,
 ) -> Corpus:
-    """Read the corpus at ``path`` (an error if nothing is indexable) and narrate what was found."""
-    corpus = load_corpus(path, options)
+    """Read the corpus at ``path`` (an error if nothing is indexable) and narrate what was found; with
+    ``cache_dir``, the files unchanged since the last run are not read again (``corpus_memo``)."""
+    corpus, changed_memo = scan_remembering(path, options, cache_dir)
+    if changed_memo is not None:
+        changed_memo.save()
+    require_indexable(corpus, str(path))
     on_step(FilesFound(len(corpus.files), len(corpus.skipped)))
     return corpus
 

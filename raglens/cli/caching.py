@@ -13,6 +13,7 @@ from rich.text import Text
 
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump
+from raglens.corpus_memo import MEMO_FOLDER, memo_files
 from raglens.display import describe_age
 from raglens.errors import BadInputError, CacheUnreadableError, CacheUnwritableError
 from raglens.locations import ONNX_FOLDER
@@ -35,7 +36,9 @@ def onnx_exports(directory: Path) -> list[tuple[Path, int]]:
     return sorted(found, key=lambda entry: -entry[1])
 
 
-def info_document(info: CacheInfo, exports: list[tuple[Path, int]]) -> dict[str, Any]:
+def info_document(
+    info: CacheInfo, exports: list[tuple[Path, int]], readings: list[tuple[Path, int]]
+) -> dict[str, Any]:
     """``raglens cache info --json``."""
     return {
         "schema": SCHEMA_VERSION,
@@ -57,6 +60,7 @@ def info_document(info: CacheInfo, exports: list[tuple[Path, int]]) -> dict[str,
             for model in info.models
         ],
         "onnx_exports": [{"path": str(path), "size_bytes": size} for path, size in exports],
+        "corpus_readings": [{"path": str(path), "size_bytes": size} for path, size in readings],
     }
 
 
@@ -64,7 +68,9 @@ def _ago(timestamp: float) -> str:
     return describe_age(time.time() - timestamp) + " ago"
 
 
-def print_info(console: Console, info: CacheInfo, exports: list[tuple[Path, int]]) -> None:
+def print_info(
+    console: Console, info: CacheInfo, exports: list[tuple[Path, int]], readings: list[tuple[Path, int]]
+) -> None:
     console.print(
         Text(f"cache: {printable_name(str(info.path))} ({info.size_bytes / 1e6:.1f} MB)", style="bold")
     )
@@ -81,6 +87,12 @@ def print_info(console: Console, info: CacheInfo, exports: list[tuple[Path, int]
         kind = "rejected onnx export" if path.suffix == ".rejected" else "onnx export"
         line = Text(f"  {kind} {size / 1e6:.1f} MB", style="bold")
         line.append(f"  {printable_name(path.name)}", style="dim")
+        console.print(line)
+    if readings:
+        # What lets a relaunch read only the files that changed; each holds a copy of a corpus's text.
+        total = sum(size for _, size in readings)
+        line = Text(f"  files as last read {total / 1e6:.1f} MB", style="bold")
+        line.append(f"  {len(readings)} corpus folder(s), in {MEMO_FOLDER}/", style="dim")
         console.print(line)
 
 
@@ -137,15 +149,22 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
                     )
                 _report_warnings(cache)
             removed = cleared
+        forgotten = 0
         if args.model is None:
             _remove_rejected_exports(directory)
+            forgotten = _remove_readings(directory)
         if args.json:
-            print(
-                dump({"schema": SCHEMA_VERSION, "path": str(directory / CACHE_FILE_NAME), "removed": removed})
-            )
+            document = {
+                "schema": SCHEMA_VERSION,
+                "path": str(directory / CACHE_FILE_NAME),
+                "removed": removed,
+            }
+            print(dump({**document, "removed_readings": forgotten}))
         else:
             target = f" of {printable_name(args.model)}" if args.model else ""
-            stdout.print(Text(f"removed {removed:,} vector(s){target} from {printable_name(str(directory))}"))
+            texts = f" and the texts of {forgotten} corpus folder(s)" if forgotten else ""
+            folder = printable_name(str(directory))
+            stdout.print(Text(f"removed {removed:,} vector(s){target}{texts} from {folder}"))
         return 0
     if args.model:
         raise BadInputError("--model only goes with: raglens cache clear")
@@ -161,10 +180,11 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
     else:
         info = CacheInfo(directory / CACHE_FILE_NAME, 0, ())
     exports = onnx_exports(directory)
+    readings = memo_files(directory)
     if args.json:
-        print(dump(info_document(info, exports)))
+        print(dump(info_document(info, exports, readings)))
     else:
-        print_info(stdout, info, exports)
+        print_info(stdout, info, exports, readings)
     return 0
 
 
@@ -179,6 +199,20 @@ def _remove_rejected_exports(directory: Path) -> None:
             witness_path(path).unlink(missing_ok=True)
             note = f"removed the rejected onnx export {printable_name(path.name)} ({size / 1e6:.1f} MB)"
             console_for(stderr=True).print(Text(note))
+
+
+def _remove_readings(directory: Path) -> int:
+    """Delete the memos of files as last read (copies of corpora's texts); how many there were."""
+    removed = 0
+    for path, _ in memo_files(directory):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise CacheUnwritableError(f"could not remove {printable_name(str(path))}: {error}") from error
+        removed += 1
+    return removed
 
 
 def _report_warnings(cache: VectorCache) -> None:

@@ -185,7 +185,9 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no narration on stderr")
     _add_cache_arguments(parser)
     parser.add_argument(
-        "--no-cache", action="store_true", help="neither read nor write the vector cache this time"
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the cache (vectors, and the files' texts as last read) this time",
     )
     # module:callable of another embedder, for tests that need a fake model on the real path.
     parser.add_argument("--embedder-factory", default=None, help=argparse.SUPPRESS)

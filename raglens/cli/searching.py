@@ -32,6 +32,7 @@ from raglens.diagnostics.query_report import diagnose_query
 from raglens.embedding_events import EngineInfo
 from raglens.engine import Engines
 from raglens.fingerprint import ModelFingerprint, check_max_seq_length
+from raglens.locations import cache_dir_named
 from raglens.model_languages import languages_of
 from raglens.pipeline import build_index, read_corpus
 from raglens.pipeline_steps import PipelineStep, WindowsCut, WindowsEmbedded
@@ -85,8 +86,11 @@ class PreparedIndex:
 
 
 def read_corpus_named(args: argparse.Namespace, narrator: Narrator) -> Corpus:
-    """The corpus ``PATH`` and ``--max-file-bytes`` name, read with its steps narrated."""
-    return read_corpus(args.path, CorpusOptions(max_file_bytes=args.max_file_bytes), on_step=narrator)
+    """The corpus ``PATH`` and ``--max-file-bytes`` name, read with its steps narrated; with the cache on,
+    only the files changed since the cache last saw them are read."""
+    cache_dir = None if args.no_cache else cache_dir_named(args.cache_dir)
+    options = CorpusOptions(max_file_bytes=args.max_file_bytes)
+    return read_corpus(args.path, options, cache_dir=cache_dir, on_step=narrator)
 
 
 def prepare_index(

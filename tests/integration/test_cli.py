@@ -324,6 +324,47 @@ def test_cache_info_and_clear_without_the_model(capsys: pytest.CaptureFixture[st
     assert sorted(p.name for p in (tmp_path / "onnx").iterdir()) == ["abc-v2.onnx"], "a sound export stays"
 
 
+def test_a_search_reads_only_the_files_changed_since_the_last(
+    capsys: pytest.CaptureFixture[str], make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from raglens import corpus, corpus_memo
+
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)  # files just written count as settled
+    read: list[str] = []
+    real_read = corpus._read_regular
+
+    def counted(full: Path, rel_path: str, *args: object) -> object:
+        read.append(rel_path)
+        return real_read(full, rel_path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(corpus, "_read_regular", counted)
+    root = make_tree({"a.md": "alpha beta gamma\n", "b.md": "delta epsilon\n", "c.md": "zeta\n"})
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    argv = ["search", str(root), "alpha", "-q", "--json", "--embedder-factory", "tests.fakes:HashingEmbedder"]
+    code, _, err = run_main(capsys, *argv, *cache)
+    assert code == 0, err
+    assert sorted(read) == ["a.md", "b.md", "c.md"]
+    read.clear()
+    (root / "b.md").write_text("delta epsilon, rewritten\n", encoding="utf-8")
+    code, second, _ = run_main(capsys, *argv, *cache)
+    assert code == 0 and read == ["b.md"], "a.md and c.md were answered for by the memo"
+    assert "delta epsilon, rewritten\n" in {hit["text"] for hit in json.loads(second)["hits"]}
+    read.clear()
+    code, _, _ = run_main(capsys, *argv, "--no-cache")
+    assert code == 0 and sorted(read) == ["a.md", "b.md", "c.md"], "--no-cache reads every file"
+
+    code, out, _ = run_main(capsys, "cache", "info", *cache)
+    assert "files as last read" in out and "1 corpus folder(s)" in out
+    code, out, _ = run_main(capsys, "cache", "info", "--json", *cache)
+    [reading] = json.loads(out)["corpus_readings"]
+    assert reading["size_bytes"] > 0 and Path(reading["path"]).exists()
+    code, out, _ = run_main(capsys, "cache", "clear", "--json", *cache)
+    assert code == 0 and json.loads(out)["removed_readings"] == 1
+    assert not Path(reading["path"]).exists(), "clearing the cache removes the copies of the texts"
+    code, out, _ = run_main(capsys, "cache", "clear", *cache)
+    assert "texts" not in out
+
+
 @pytest.mark.model
 def test_a_cache_folder_that_cannot_be_made_is_one_warning_and_no_cache(
     capsys: pytest.CaptureFixture[str], real_model_in_cli: None, tmp_path: Path

@@ -283,8 +283,19 @@ async def test_a_relaunch_takes_every_vector_from_the_cache(tmp_path: Path) -> N
 
 
 async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_change(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from raglens import corpus, corpus_memo
+
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)  # files just copied count as settled
+    read: list[str] = []
+    real_read = corpus._read_regular
+
+    def counted(full: Path, rel_path: str, *args: object) -> object:
+        read.append(rel_path)
+        return real_read(full, rel_path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(corpus, "_read_regular", counted)
     corpus_dir = tmp_path / "corpus"
     shutil.copytree(REPO_ROOT / "sample_corpus", corpus_dir)
     query = "what happens after a job is acknowledged"
@@ -298,8 +309,13 @@ async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_
         await wait_until(
             pilot, lambda: hits_drawn(app) and "changed on disk" in text_of_hits(app), "the stale mark"
         )
+        assert len(read) > 30, "the first launch read every file"
+        memo = corpus_memo.memo_path(tmp_path / "cache", corpus_dir.resolve(), CorpusOptions())
+        await wait_until(pilot, memo.exists, "the memo of the files as read")
+        read.clear()
         await pilot.press("escape", "r")
         await wait_until(pilot, lambda: index_complete(app) and app.main.a.from_cache == 65, "the re-scan")
+        assert read == ["docs/queues.md"], "the re-scan read only the file that changed"
         await wait_until(pilot, lambda: fully_ranked(app, 5), "the hits again")
         await wait_until(
             pilot, lambda: hits_drawn(app) and "changed on disk" not in text_of_hits(app), "fresh hits"

@@ -266,12 +266,12 @@ def test_a_file_deleted_or_grown_between_listing_and_reading(
 
     real_read = corpus_module.read_source
 
-    def meddle_then_read(folder: Path, rel_path: str, options: CorpusOptions):  # type: ignore[no-untyped-def]
+    def meddle_then_read(folder: Path, rel_path: str, *rest):  # type: ignore[no-untyped-def]
         if rel_path == "goes.md":
             (root / "goes.md").unlink()
         if rel_path == "grows.md":
             (root / "grows.md").write_text("x" * 5000, encoding="utf-8")
-        return real_read(folder, rel_path, options)
+        return real_read(folder, rel_path, *rest)
 
     monkeypatch.setattr(corpus_module, "read_source", meddle_then_read)
     corpus = scan_corpus(root, CorpusOptions(max_file_bytes=1000))

@@ -20,7 +20,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, ProgressBar
 from textual.worker import Worker, WorkerState
 
-from raglens.corpus import Corpus, CorpusOptions, load_corpus
+from raglens.corpus import Corpus, CorpusOptions, require_indexable
+from raglens.corpus_memo import scan_remembering
 from raglens.errors import RaglensError
 from raglens.printable import printable
 from raglens.ui.collector import collector_paused
@@ -186,13 +187,19 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         with collector_paused():
             try:
                 options = CorpusOptions(max_file_bytes=self.config.max_file_bytes)
-                corpus = load_corpus(self.config.path, options)
+                cache_dir = self.config.engine.cache_dir
+                corpus, changed_memo = scan_remembering(
+                    self.config.path, options, None if cache_dir is None else Path(cache_dir)
+                )
+                require_indexable(corpus, self.config.path)
             except RaglensError as error:
                 self.post_message(CorpusFailed(error))
                 return
             window_set = cut_window_set(corpus, params)
         self.post_message(CorpusLoaded(corpus, params))
         self.post_message(WindowsCut(self.a.run_id, params, corpus, window_set))
+        if changed_memo is not None:
+            changed_memo.save()  # the next launch reads only what changes meanwhile
         # Then Pygments and the corpus's lexers (~50 ms), here: the first ranking needs them, and a
         # warm model's cached vectors arrive ~0.1 s after the corpus.
         warm_up([source.path for source in corpus.files])

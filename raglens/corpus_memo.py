@@ -1,0 +1,263 @@
+"""What each file of a corpus read to, kept in the cache folder so that a relaunch reads only what changed.
+
+Reading and checking 10k files took 1.2-1.7 s of every launch at 100k windows, most of it spent on
+files that had not changed. A regular file whose ``lstat`` signature (size, modification and change
+times, inode, device) is the one it had when it was read is taken to read the same, as git takes its
+index: the change time is set by the system at every write and no tool can set it back, so a file
+written since has another signature. A file changed within the clock tick in which it was looked at
+could keep its signature ("racily clean", in git's words): a file changed less than
+:data:`RACY_NS` before the scan began is read every time and never kept.
+
+The memo holds a copy of each kept file's text; ``raglens cache clear`` removes it with the rest.
+Anything wrong with a memo file (absent, cut short, another format, a failed checksum) only means
+every file is read; failing to write one only means the next launch reads every file again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from raglens.corpus import Corpus, CorpusOptions, SkippedFile, SkipReason, SourceFile, scan_corpus
+
+MEMO_FOLDER = "readings"
+"""The folder of the cache folder that holds one memo per corpus root and reading options."""
+MEMO_SUFFIX = ".memo"
+FORMAT = 1
+_MAGIC = b"RAGLENS-READINGS"
+RACY_NS = 2_000_000_000
+"""How recent a change keeps a file out of the memo: clock ticks and coarse file systems stamp times
+in steps of up to a second or two (FAT: 2 s)."""
+KEPT_MEMOS = 8
+"""Memos kept in the cache folder, the most recently written; older ones are deleted."""
+
+CONTENT_REASONS = frozenset({SkipReason.TOO_LARGE, SkipReason.BINARY, SkipReason.EMPTY, SkipReason.GENERATED})
+"""Skip reasons that a regular file's size and bytes decide, so its signature decides them too. The
+others (symlink, not a file, unreadable, vanished) are looked at afresh every time, cheaply."""
+
+
+@dataclass(frozen=True)
+class FileSignature:
+    """What ``lstat`` says of a regular file that any write to it changes."""
+
+    size: int
+    modified_ns: int
+    changed_ns: int
+    inode: int
+    device: int
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> FileSignature:
+        """The signature in ``status``."""
+        return cls(status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev)
+
+
+Reading = SourceFile | SkippedFile
+"""What one file read to: its text, or why it is left out."""
+
+
+class ReadingMemo:
+    """Each file's signature and what it read to; recalled by a scan while the signature holds."""
+
+    def __init__(self, recalled: dict[str, tuple[FileSignature, Reading]], settled_before_ns: int) -> None:
+        """``settled_before_ns``: files changed at or after this wall-clock time are not kept."""
+        self._recalled = recalled
+        self._settled_before_ns = settled_before_ns
+        self.kept: dict[str, tuple[FileSignature, Reading]] = {}
+        """What this scan found still true or read afresh and may keep: what the next memo holds."""
+        self.read_afresh = 0
+        """Files read this scan that the memo could not answer for."""
+
+    def recall(self, rel_path: str, status: os.stat_result) -> Reading | None:
+        """What ``rel_path`` read to when its ``lstat`` said ``status``; None when it says otherwise now,
+        or the file was not kept."""
+        entry = self._recalled.get(rel_path)
+        signature = FileSignature.of(status)
+        if entry is None or entry[0] != signature:
+            return None
+        self.kept[rel_path] = entry
+        return entry[1]
+
+    def remember(self, rel_path: str, status: os.stat_result, reading: Reading) -> None:
+        """``rel_path``, whose ``lstat`` said ``status``, was read to ``reading``; kept unless it changed
+        too recently."""
+        self.read_afresh += 1
+        signature = FileSignature.of(status)
+        if isinstance(reading, SkippedFile) and reading.reason not in CONTENT_REASONS:
+            return
+        if max(signature.changed_ns, signature.modified_ns) >= self._settled_before_ns:
+            return
+        self.kept[rel_path] = (signature, reading)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the memo to write differs from the one read: a file read afresh, or one gone."""
+        return self.read_afresh > 0 or self.kept.keys() != self._recalled.keys()
+
+
+def memo_path(cache_dir: Path, root: Path, options: CorpusOptions) -> Path:
+    """The memo of corpus ``root`` read with ``options`` (a file size limit keeps other files)."""
+    named = f"{FORMAT}\0{root}\0{options.max_file_bytes}".encode("utf-8", "surrogateescape")
+    return cache_dir / MEMO_FOLDER / (hashlib.sha256(named).hexdigest()[:32] + MEMO_SUFFIX)
+
+
+def load_memo(path: Path, root: Path, now_ns: Callable[[], int] = time.time_ns) -> ReadingMemo:
+    """The memo at ``path`` for ``root``; an empty one where there is none or it cannot be trusted.
+
+    Made before the scan it serves, so its racy cut-off (``now_ns()`` less :data:`RACY_NS`) precedes
+    every ``lstat`` of that scan.
+    """
+    settled_before = now_ns() - RACY_NS
+    try:
+        data = path.read_bytes()
+        recalled = _decode(data, root)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+        recalled = {}
+    return ReadingMemo(recalled, settled_before)
+
+
+def save_memo(path: Path, root: Path, memo: ReadingMemo) -> bool:
+    """Write what ``memo`` kept to ``path`` (whole, then renamed over the old one); False when it could
+    not be written (a full disk, a read-only cache): nothing is lost but the next launch's time."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with temporary.open("wb") as handle:
+            for chunk in _encode(root, memo.kept):
+                handle.write(chunk)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):  # under a folder that could not be made, there is none
+            temporary.unlink(missing_ok=True)
+        return False
+    _forget_old_memos(path.parent)
+    return True
+
+
+@dataclass(frozen=True)
+class MemoToSave:
+    """A memo that changed in a scan, to be written when the caller can spare the time."""
+
+    path: Path
+    root: Path
+    memo: ReadingMemo
+
+    def save(self) -> bool:
+        """Write it; False when it could not be (see :func:`save_memo`)."""
+        return save_memo(self.path, self.root, self.memo)
+
+
+def scan_remembering(
+    path: str | os.PathLike[str], options: CorpusOptions, cache_dir: Path | None
+) -> tuple[Corpus, MemoToSave | None]:
+    """:func:`scan_corpus`, reading only the files the memo in ``cache_dir`` cannot answer for (None:
+    every file, no memo), and the memo to write when anything changed (the explorer writes it once
+    the windows are on their way)."""
+    if cache_dir is None:
+        return scan_corpus(path, options), None
+    root = _root_of(Path(path))
+    where = memo_path(cache_dir, root, options)
+    memo = load_memo(where, root)
+    corpus = scan_corpus(path, options, memo)
+    if not memo.changed or corpus.root != root:
+        return corpus, None
+    return corpus, MemoToSave(where, root, memo)
+
+
+def _root_of(given: Path) -> Path:
+    """The root a scan of ``given`` reads from, as :func:`scan_corpus` resolves it."""
+    try:
+        resolved = given.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return given
+    return resolved.parent if resolved.is_file() else resolved
+
+
+def _encode(root: Path, kept: dict[str, tuple[FileSignature, Reading]]) -> list[bytes]:
+    """The memo file: magic, header length, a JSON header of the entries, then every text in UTF-8."""
+    entries: list[list[object]] = []
+    texts: list[bytes] = []
+    for rel_path, (signature, reading) in kept.items():
+        stamp = [
+            signature.size,
+            signature.modified_ns,
+            signature.changed_ns,
+            signature.inode,
+            signature.device,
+        ]
+        if isinstance(reading, SourceFile):
+            text = reading.text.encode("utf-8", "surrogatepass")
+            texts.append(text)
+            described = [reading.encoding, reading.decoding_note, reading.size_bytes, len(text)]
+            entries.append([rel_path, *stamp, "file", *described])
+        else:
+            entries.append([rel_path, *stamp, "skipped", reading.reason.value, reading.detail])
+    checksum = 0
+    for text in texts:
+        checksum = zlib.crc32(text, checksum)
+    header = json.dumps({"format": FORMAT, "root": str(root), "crc32": checksum, "entries": entries})
+    encoded = header.encode("utf-8", "surrogatepass")
+    return [_MAGIC, len(encoded).to_bytes(8, "little"), encoded, *texts]
+
+
+def _decode(data: bytes, root: Path) -> dict[str, tuple[FileSignature, Reading]]:
+    """The entries of a memo file; ValueError (or another lookup error) when it is not one for ``root``."""
+    if not data.startswith(_MAGIC):
+        raise ValueError("not a memo")
+    start = len(_MAGIC) + 8
+    length = int.from_bytes(data[len(_MAGIC) : start], "little")
+    header = json.loads(data[start : start + length].decode("utf-8", "surrogatepass"))
+    if header["format"] != FORMAT or header["root"] != str(root):
+        raise ValueError("another memo")
+    texts = memoryview(data)[start + length :]
+    if zlib.crc32(texts) != header["crc32"]:
+        raise ValueError("checksum failed")
+    recalled: dict[str, tuple[FileSignature, Reading]] = {}
+    at = 0
+    for entry in header["entries"]:
+        rel_path, kind = entry[0], entry[6]
+        signature = FileSignature(*(int(number) for number in entry[1:6]))
+        reading: Reading
+        if kind == "file":
+            encoding, note, size_bytes, length_bytes = entry[7:11]
+            text = str(texts[at : at + length_bytes], "utf-8", "surrogatepass")
+            at += length_bytes
+            reading = SourceFile(rel_path, text, encoding, size_bytes, note, signature.modified_ns)
+        elif kind == "skipped":
+            reading = SkippedFile(rel_path, SkipReason(entry[7]), entry[8])
+        else:
+            raise ValueError(f"unknown entry kind {kind!r}")
+        recalled[rel_path] = (signature, reading)
+    if at != len(texts):
+        raise ValueError("texts of another length")
+    return recalled
+
+
+def _forget_old_memos(folder: Path) -> None:
+    """Delete all but the :data:`KEPT_MEMOS` most recently written memos (and stray temporary files)."""
+    try:
+        memos = sorted(folder.glob("*" + MEMO_SUFFIX), key=lambda memo: memo.stat().st_mtime_ns, reverse=True)
+        for stale in memos[KEPT_MEMOS:]:
+            stale.unlink(missing_ok=True)
+        hour_ago = time.time() - 3600
+        for temporary in folder.glob("*.tmp"):
+            if temporary.stat().st_mtime < hour_ago:  # a writer killed mid-write
+                temporary.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def memo_files(cache_dir: Path) -> list[tuple[Path, int]]:
+    """The memos in the cache folder ``cache_dir`` and their sizes in bytes, largest first."""
+    try:
+        found = [(path, path.stat().st_size) for path in (cache_dir / MEMO_FOLDER).glob("*" + MEMO_SUFFIX)]
+    except OSError:
+        return []
+    return sorted(found, key=lambda entry: -entry[1])

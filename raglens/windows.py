@@ -133,11 +133,14 @@ def _grid(unit_count: int, params: WindowParams) -> list[tuple[int, int]]:
 
 def cut_windows(path: str, text: str, params: WindowParams) -> list[Window]:
     """Every window of one file's text; windows holding only whitespace are dropped."""
-    lines = LineIndex(text)
     offsets: list[tuple[int, int]]
     if params.unit is Unit.CHARS:
         offsets = _grid(len(text), params)
+        if "\r" not in text:
+            return _windows_counting_lines(path, text, params.unit, offsets)
+        lines = LineIndex(text)
     else:
+        lines = LineIndex(text)
         spans: Sequence[tuple[int, int]] = (
             word_spans(text) if params.unit is Unit.WORDS else lines.line_spans()
         )
@@ -147,16 +150,24 @@ def cut_windows(path: str, text: str, params: WindowParams) -> list[Window]:
         if not _NON_SPACE.search(text, start, end):
             continue
         windows.append(
-            Window(
-                path=path,
-                unit=params.unit,
-                index=len(windows),
-                start=start,
-                end=end,
-                line_start=lines.line_of(start),
-                line_end=lines.line_of(end - 1),
-            )
+            Window(path, params.unit, len(windows), start, end, lines.line_of(start), lines.line_of(end - 1))
         )
+    return windows
+
+
+def _windows_counting_lines(path: str, text: str, unit: Unit, offsets: list[tuple[int, int]]) -> list[Window]:
+    """The windows at ``offsets`` (ascending) of a text whose only line break is LF, their lines counted
+    from one window's start to the next: a file's line index took half the time of cutting 100k windows.
+    """
+    windows: list[Window] = []
+    line, at = 1, 0
+    for start, end in offsets:
+        line += text.count("\n", at, start)
+        at = start
+        if not _NON_SPACE.search(text, start, end):
+            continue
+        last_line = line + text.count("\n", start, end - 1)
+        windows.append(Window(path, unit, len(windows), start, end, line, last_line))
     return windows
 
 

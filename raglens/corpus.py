@@ -141,6 +141,9 @@ class Corpus:
     skipped: tuple[SkippedFile, ...]
     listing: str
     """How the file list was made: ``git``, ``walk`` or ``file`` (a single file was given)."""
+    identity: str | None = field(default=None, compare=False)
+    """What names these files as read, when the memo of files as last read can (``corpus_memo``):
+    stored indexes are found by it. None when read without a memo, or a file changed too recently."""
     _by_path: dict[str, SourceFile] = field(init=False, repr=False, compare=False)
     _texts: Mapping[str, str] = field(init=False, repr=False, compare=False)
 

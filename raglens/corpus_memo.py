@@ -22,7 +22,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from raglens.corpus import Corpus, CorpusOptions, SkippedFile, SkipReason, SourceFile, scan_corpus
@@ -141,6 +141,27 @@ def save_memo(path: Path, root: Path, memo: ReadingMemo) -> bool:
     return True
 
 
+def corpus_identity(corpus: Corpus, memo: ReadingMemo) -> str | None:
+    """A name for ``corpus``'s files as they are on disk: their paths and ``lstat`` signatures, which
+    the memo holds for every file read to the text it had when read. None when a file changed too
+    recently to be kept (its signature may not tell a later change), so that nothing is named by it."""
+    digest = hashlib.sha256(f"{FORMAT}\0{corpus.root}\0".encode("utf-8", "surrogateescape"))
+    for source in corpus.files:
+        entry = memo.kept.get(source.path)
+        if entry is None or entry[1] != source:
+            return None
+        signature = entry[0]
+        stamp = (
+            signature.size,
+            signature.modified_ns,
+            signature.changed_ns,
+            signature.inode,
+            signature.device,
+        )
+        digest.update(source.path.encode("utf-8", "surrogateescape") + b"\0" + repr(stamp).encode())
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True)
 class MemoToSave:
     """A memo that changed in a scan, to be written when the caller can spare the time."""
@@ -154,21 +175,32 @@ class MemoToSave:
         return save_memo(self.path, self.root, self.memo)
 
 
+@dataclass(frozen=True)
+class RememberedScan:
+    """A corpus read with the help of the memo (named by its :func:`corpus_identity`, where it can be),
+    and what to write of the memo."""
+
+    corpus: Corpus
+    memo_to_save: MemoToSave | None
+    """None when the memo did not change (or there is no cache)."""
+
+
 def scan_remembering(
     path: str | os.PathLike[str], options: CorpusOptions, cache_dir: Path | None
-) -> tuple[Corpus, MemoToSave | None]:
+) -> RememberedScan:
     """:func:`scan_corpus`, reading only the files the memo in ``cache_dir`` cannot answer for (None:
-    every file, no memo), and the memo to write when anything changed (the explorer writes it once
+    every file, no memo), with the memo to write when anything changed (the explorer writes it once
     the windows are on their way)."""
     if cache_dir is None:
-        return scan_corpus(path, options), None
+        return RememberedScan(scan_corpus(path, options), None)
     root = _root_of(Path(path))
     where = memo_path(cache_dir, root, options)
     memo = load_memo(where, root)
     corpus = scan_corpus(path, options, memo)
-    if not memo.changed or corpus.root != root:
-        return corpus, None
-    return corpus, MemoToSave(where, root, memo)
+    if corpus.root != root:  # the folder was replaced by a file (or the reverse) meanwhile
+        return RememberedScan(corpus, None)
+    to_save = MemoToSave(where, root, memo) if memo.changed else None
+    return RememberedScan(replace(corpus, identity=corpus_identity(corpus, memo)), to_save)
 
 
 def _root_of(given: Path) -> Path:

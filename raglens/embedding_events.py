@@ -63,6 +63,9 @@ class EngineInfo:
 class ModelReady(EngineInfo):
     """The process has opened its engine for queries."""
 
+    cache_fingerprint: str | None = None
+    """The model's fingerprint in the vector cache (None without a cache): a stored index must be its."""
+
 
 @dataclass(frozen=True)
 class ModelFailed:

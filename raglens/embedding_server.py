@@ -103,7 +103,8 @@ class EmbeddingServer:
 
     def serve(self) -> None:
         """Answer requests until shutdown or a closed pipe; embed a batch whenever none is waiting."""
-        self.send(ModelReady(**dataclasses.asdict(self.engines.info())))
+        fingerprint = self._model_cache.fingerprint.digest if self._model_cache is not None else None
+        self.send(ModelReady(**dataclasses.asdict(self.engines.info()), cache_fingerprint=fingerprint))
         # Embedding keeps every core busy; a lower priority lets the UI's process run the moment it
         # needs to. Not before: opening the engine is what a warm start's first hits wait for.
         with contextlib.suppress(OSError, AttributeError):

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from raglens.embedding_events import ReadingExtent
 from raglens.windows import Window
+
+if TYPE_CHECKING:
+    from raglens.stored_index import StoredIndex
 
 
 class VectorIndex:
@@ -33,6 +37,24 @@ class VectorIndex:
         """Each row's ReadingExtent.token_count; -1 where its extent is not known."""
         self._chars_read = np.zeros(len(self.windows), dtype=np.int64)
         self._embedded_count = 0
+
+    @classmethod
+    def from_stored(cls, windows: Sequence[Window], stored: StoredIndex) -> VectorIndex:
+        """The complete index ``stored`` for ``windows`` (row for row), its vectors read where they lie."""
+        if stored.window_count != len(windows):
+            raise ValueError(f"a stored index of {stored.window_count} rows for {len(windows)} windows")
+        index = cls(windows, 0)
+        index.dimension = int(stored.vectors.shape[1])
+        index._vectors = stored.vectors
+        index._filled = np.ones(len(windows), dtype=bool)
+        index._token_counts = np.asarray(stored.token_counts, dtype=np.int64)
+        index._chars_read = np.asarray(stored.chars_read, dtype=np.int64)
+        index._embedded_count = len(windows)
+        return index
+
+    def stored_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The vectors, token counts and characters read of every row, as they are kept (not copies)."""
+        return self._vectors, self._token_counts, self._chars_read
 
     @property
     def window_count(self) -> int:
@@ -92,6 +114,8 @@ class VectorIndex:
         if len(positions) and (positions.min() < 0 or positions.max() >= len(self.windows)):
             raise ValueError(f"rows outside an index of {len(self.windows)} windows")
         fresh = ~self._filled[positions]
+        if not fresh.any():
+            return  # (a stored index's vectors are read-only: nothing may be written to them)
         if not fresh.all():
             # A filled row never changes, so that snapshots taken before stay true without a copy.
             positions, vectors = positions[fresh], vectors[fresh]

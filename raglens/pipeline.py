@@ -15,12 +15,14 @@ from raglens.indexing import IndexBuilder, cached_batch
 from raglens.pipeline_steps import (
     FilesFound,
     IndexReady,
+    IndexTaken,
     PipelineStep,
     VectorsFromCache,
     WindowsCut,
     WindowsEmbedded,
 )
 from raglens.search import SearchResult, rank
+from raglens.stored_index import find_stored_index, store_index, take_stored_index
 from raglens.vector_cache import CachedVector, ModelCache
 from raglens.windows import WindowParams, cut_corpus, window_texts
 
@@ -40,9 +42,10 @@ def read_corpus(
 ) -> Corpus:
     """Read the corpus at ``path`` (an error if nothing is indexable) and narrate what was found; with
     ``cache_dir``, the files unchanged since the last run are not read again (``corpus_memo``)."""
-    corpus, changed_memo = scan_remembering(path, options, cache_dir)
-    if changed_memo is not None:
-        changed_memo.save()
+    scan = scan_remembering(path, options, cache_dir)
+    if scan.memo_to_save is not None:
+        scan.memo_to_save.save()
+    corpus = scan.corpus
     require_indexable(corpus, str(path))
     on_step(FilesFound(len(corpus.files), len(corpus.skipped)))
     return corpus
@@ -60,10 +63,23 @@ def build_index(
     """Cut ``corpus`` into windows and give each a vector: from ``cache`` if it has it, else embedded.
 
     Each embedded batch is stored in the cache as it is made, so an interrupted run keeps its work;
-    with every window cached, no model is opened for the windows at all.
+    with every window cached, no model is opened for the windows at all. Where the files are named
+    (``corpus.identity``), the complete index is stored, and taken whole (memory-mapped) by the next
+    run on the same files with the same model and windows: no text is looked up (``stored_index``).
     """
     windows = cut_corpus(corpus, params)
     on_step(WindowsCut(len(windows), params))
+    place = None
+    if cache is not None:
+        folder = cache.cache.path.parent
+        place = find_stored_index(folder, corpus.identity, params, windows, engines.choice)
+        if place is not None and place.found is not None:
+            dimension = engines.for_queries().dimension  # opened for the question anyway
+            taken = take_stored_index(place, windows, cache.fingerprint.digest, dimension)
+            if taken is not None:
+                on_step(IndexTaken(taken.window_count))
+                on_step(IndexReady(taken.window_count, taken.dimension))
+                return taken
     texts = window_texts(corpus, windows)
     entries: list[CachedVector | None] = cache.lookup(texts) if cache is not None else [None] * len(texts)
     missing = [row for row, entry in enumerate(entries) if entry is None]
@@ -80,6 +96,8 @@ def build_index(
         assert builder.embedder is not None
         on_step(WindowsEmbedded(len(missing) - builder.pending_count, len(missing), builder.embedder.name))
     on_step(IndexReady(index.window_count, index.dimension))
+    if place is not None and cache is not None:
+        store_index(place.cache_dir, place.key, index, cache.fingerprint.digest)  # for the next run
     return index
 
 

@@ -64,6 +64,20 @@ class WindowsEmbedded:
 
 
 @dataclass(frozen=True)
+class IndexTaken:
+    """The whole index was stored when these files were last read, unchanged since: no text is looked
+    up or embedded (see ``stored_index``)."""
+
+    window_count: int
+
+    def describe(self) -> str:
+        return (
+            f"vectors: all {self.window_count} from the index kept when these files were last read "
+            "(none changed since)"
+        )
+
+
+@dataclass(frozen=True)
 class IndexReady:
     """Every window is embedded; the index can be searched in full."""
 
@@ -74,4 +88,4 @@ class IndexReady:
         return f"index ready: {self.window_count} vector(s) of {self.dimension} dimensions"
 
 
-PipelineStep = FilesFound | WindowsCut | VectorsFromCache | WindowsEmbedded | IndexReady
+PipelineStep = FilesFound | WindowsCut | VectorsFromCache | IndexTaken | WindowsEmbedded | IndexReady

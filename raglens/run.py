@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from raglens.corpus import Corpus
     from raglens.index import VectorIndex
+    from raglens.stored_index import IndexPlace
     from raglens.windows import Window, WindowParams, WindowSet
 
 
@@ -134,7 +135,11 @@ class ConfigurationRun:
         self.index: VectorIndex | None = None
         """Every window and the vectors embedded so far; None until the windows and the model are known."""
         self.from_cache = 0
-        """How many rows of the current index came from the vector cache."""
+        """How many rows of the current index came from the vector cache (or a stored index)."""
+        self.index_place: IndexPlace | None = None
+        """Where the current window set's complete index is kept; None where it cannot be."""
+        self.index_taken = False
+        """Whether the current index is one stored there, taken whole."""
         self._cached_to_come = 0
         """Rows the cache found for the current set that have not arrived yet: they come in a burst
         right after the lookup, before the model embeds anything."""
@@ -160,9 +165,20 @@ class ConfigurationRun:
 
     # Windows.
 
-    def set_windows(self, corpus: Corpus, window_set: WindowSet, open_path: str | None = None) -> None:
+    def set_windows(
+        self,
+        corpus: Corpus,
+        window_set: WindowSet,
+        open_path: str | None = None,
+        place: IndexPlace | None = None,
+    ) -> None:
         """A new window set: sent to the process at once (model ready or not), indexed once it is;
-        the windows of ``open_path``, the file on screen, are embedded first."""
+        the windows of ``open_path``, the file on screen, are embedded first.
+
+        ``place``: where its complete index is kept. When an index of the model running is stored
+        there, it is the index, complete at once, and nothing goes to the process; before the model is
+        ready to say which it is, the set waits for it (the process reads nothing before it is ready).
+        """
         self.corpus = corpus
         self.windows = window_set.windows
         self.file_rows = window_set.file_rows
@@ -170,9 +186,13 @@ class ConfigurationRun:
         self.from_cache = 0
         self._cached_to_come = 0
         self.index = None
+        self.index_place = place
+        self.index_taken = False
         self._unsent = window_set.texts
         self._open_path = open_path
         self._cutting = False
+        if place is not None and place.found is not None and (self.model is None or self._take_stored()):
+            return
         self._send_windows()
         self._make_index()
         if self.lexical and self.question is not None:
@@ -181,10 +201,44 @@ class ConfigurationRun:
             question, self.question = self.question, None
             self.ask(question.number, question.text)
 
+    @property
+    def waits_for_model(self) -> bool:
+        """Whether the window set waits for the model to say whether the stored index is its own."""
+        place = self.index_place
+        return place is not None and place.found is not None and self.model is None and self.index is None
+
+    def _take_stored(self) -> bool:
+        """Make the index stored at the set's place the index, if the model running made it; whether it
+        did. Otherwise the place keeps nothing found, and the set goes the usual way."""
+        from raglens.stored_index import take_stored_index
+
+        model, place = self.model, self.index_place
+        assert model is not None and place is not None
+        self.index_place = replace(place, found=None)  # taken or not, it is not asked again
+        taken = take_stored_index(place, self.windows, model.cache_fingerprint, model.dimension)
+        if taken is None:
+            return False
+        self.index = taken
+        self.from_cache = len(self.windows)
+        self.index_taken = True
+        self._unsent = None  # the process is not sent this set: it has nothing to embed
+        return True
+
+    def index_to_store(self) -> tuple[IndexPlace, str] | None:
+        """Where to keep the complete index and the fingerprint to keep it under; None when it needs no
+        keeping (taken from there, incomplete, lexical, or no place or fingerprint)."""
+        model, place = self.model, self.index_place
+        if self.index_taken or place is None or model is None or model.cache_fingerprint is None:
+            return None
+        if self.index is None or not self.index.is_complete or self.lexical:
+            return None
+        return place, model.cache_fingerprint
+
     def recut(self, params: WindowParams) -> None:
         """New window settings: the index is dropped until the windows cut with them arrive."""
         self.config = replace(self.config, params=params)
         self.index = None
+        self.index_place = None
         self.generation += 1  # vectors of the old set still on their way are dropped
         self._cached_to_come = 0
         self._unsent = None  # an old set not sent yet never will be
@@ -266,12 +320,17 @@ class ConfigurationRun:
 
     # Events of the process (the app dispatches them here, then draws).
 
-    def model_ready(self, ready: ModelReady) -> None:
-        """The engine is open: index the window set sent (or send it now, to a restarted process)."""
+    def model_ready(self, ready: ModelReady) -> bool:
+        """The engine is open: index the window set sent (or send it now, to a restarted process);
+        whether it made the set's stored index the index (the set waited for it to be ready)."""
+        waited = self.waits_for_model
         self.model = ready
+        if waited and self._take_stored():
+            return True
         self._send_windows()
         self._resend_windows()
         self._make_index()
+        return False
 
     def cache_looked_up(self, event: CacheLookedUp) -> bool:
         """Count the window set's cached vectors; whether the event is the current set's."""

@@ -18,6 +18,7 @@ from raglens.display import describe_age
 from raglens.errors import BadInputError, CacheUnreadableError, CacheUnwritableError
 from raglens.locations import ONNX_FOLDER
 from raglens.printable import printable_name
+from raglens.stored_index import INDEX_FOLDER, forget_index, stored_indexes
 from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
 
 
@@ -37,7 +38,10 @@ def onnx_exports(directory: Path) -> list[tuple[Path, int]]:
 
 
 def info_document(
-    info: CacheInfo, exports: list[tuple[Path, int]], readings: list[tuple[Path, int]]
+    info: CacheInfo,
+    exports: list[tuple[Path, int]],
+    readings: list[tuple[Path, int]],
+    indexes: list[tuple[str, int]],
 ) -> dict[str, Any]:
     """``raglens cache info --json``."""
     return {
@@ -61,6 +65,7 @@ def info_document(
         ],
         "onnx_exports": [{"path": str(path), "size_bytes": size} for path, size in exports],
         "corpus_readings": [{"path": str(path), "size_bytes": size} for path, size in readings],
+        "stored_indexes": [{"key": key, "size_bytes": size} for key, size in indexes],
     }
 
 
@@ -69,7 +74,11 @@ def _ago(timestamp: float) -> str:
 
 
 def print_info(
-    console: Console, info: CacheInfo, exports: list[tuple[Path, int]], readings: list[tuple[Path, int]]
+    console: Console,
+    info: CacheInfo,
+    exports: list[tuple[Path, int]],
+    readings: list[tuple[Path, int]],
+    indexes: list[tuple[str, int]],
 ) -> None:
     console.print(
         Text(f"cache: {printable_name(str(info.path))} ({info.size_bytes / 1e6:.1f} MB)", style="bold")
@@ -93,6 +102,12 @@ def print_info(
         total = sum(size for _, size in readings)
         line = Text(f"  files as last read {total / 1e6:.1f} MB", style="bold")
         line.append(f"  {len(readings)} corpus folder(s), in {MEMO_FOLDER}/", style="dim")
+        console.print(line)
+    if indexes:
+        # What lets a relaunch on unchanged files rank at once, without sending any text to the model.
+        total = sum(size for _, size in indexes)
+        line = Text(f"  complete indexes {total / 1e6:.1f} MB", style="bold")
+        line.append(f"  {len(indexes)} stored, in {INDEX_FOLDER}/", style="dim")
         console.print(line)
 
 
@@ -149,20 +164,19 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
                     )
                 _report_warnings(cache)
             removed = cleared
-        forgotten = 0
+        forgotten = dropped = 0
         if args.model is None:
             _remove_rejected_exports(directory)
             forgotten = _remove_readings(directory)
+            dropped = _remove_indexes(directory)
         if args.json:
-            document = {
-                "schema": SCHEMA_VERSION,
-                "path": str(directory / CACHE_FILE_NAME),
-                "removed": removed,
-            }
-            print(dump({**document, "removed_readings": forgotten}))
+            where = str(directory / CACHE_FILE_NAME)
+            counts = {"removed": removed, "removed_readings": forgotten, "removed_indexes": dropped}
+            print(dump({"schema": SCHEMA_VERSION, "path": where, **counts}))
         else:
             target = f" of {printable_name(args.model)}" if args.model else ""
-            texts = f" and the texts of {forgotten} corpus folder(s)" if forgotten else ""
+            texts = f", the texts of {forgotten} corpus folder(s)" if forgotten else ""
+            texts += f", {dropped} complete index(es)" if dropped else ""
             folder = printable_name(str(directory))
             stdout.print(Text(f"removed {removed:,} vector(s){target}{texts} from {folder}"))
         return 0
@@ -179,12 +193,11 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
             _report_warnings(cache)
     else:
         info = CacheInfo(directory / CACHE_FILE_NAME, 0, ())
-    exports = onnx_exports(directory)
-    readings = memo_files(directory)
+    exports, readings, indexes = onnx_exports(directory), memo_files(directory), stored_indexes(directory)
     if args.json:
-        print(dump(info_document(info, exports, readings)))
+        print(dump(info_document(info, exports, readings, indexes)))
     else:
-        print_info(stdout, info, exports, readings)
+        print_info(stdout, info, exports, readings, indexes)
     return 0
 
 
@@ -213,6 +226,14 @@ def _remove_readings(directory: Path) -> int:
             raise CacheUnwritableError(f"could not remove {printable_name(str(path))}: {error}") from error
         removed += 1
     return removed
+
+
+def _remove_indexes(directory: Path) -> int:
+    """Delete the stored complete indexes; how many there were."""
+    indexes = stored_indexes(directory)
+    for key, _ in indexes:
+        forget_index(directory / INDEX_FOLDER, key)
+    return len(indexes)
 
 
 def _report_warnings(cache: VectorCache) -> None:

@@ -42,7 +42,7 @@ from raglens.display import duration
 from raglens.embedding_events import DEFAULT_MODEL_NAME
 from raglens.fingerprint import max_seq_length_of, model_folder
 from raglens.grid_events import GridCase, GridEvent, GridRowDone, GridStarted, RowFigures, encode
-from raglens.pipeline_steps import PipelineStep, VectorsFromCache, WindowsCut, WindowsEmbedded
+from raglens.pipeline_steps import IndexTaken, PipelineStep, VectorsFromCache, WindowsCut, WindowsEmbedded
 from raglens.printable import printable_name
 from raglens.run import EngineSettings
 from raglens.tokens import TokenCounter
@@ -156,6 +156,8 @@ class _GridProgress:
             self._counted_at = now  # the windows to embed are known: embedding starts
             if isinstance(step, VectorsFromCache):
                 self._row_left = step.total - step.found
+        elif isinstance(step, IndexTaken):
+            self._row_left = 0  # the whole index as stored: nothing to embed
         elif isinstance(step, WindowsEmbedded):
             self._row_left = step.total - step.done
             self._row_embedded, self._row_embedding = step.done, now - self._counted_at

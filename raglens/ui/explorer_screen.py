@@ -64,6 +64,12 @@ class ExplorerScreen(Screen[None]):
         """The answers the user expects, and the question they were pinned for."""
 
     @property
+    def cache_dir(self) -> Path | None:
+        """The cache folder: vectors, files as last read, stored indexes; None without a cache."""
+        named = self.config.engine.cache_dir
+        return Path(named) if named is not None else None
+
+    @property
     def shown_query(self) -> str | None:
         """The text of the question whose hits are on screen."""
         return self.shown_question.text if self.shown_question is not None else None

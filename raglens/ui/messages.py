@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.diagnostics.query_report import QueryDiagnostics
     from raglens.errors import RaglensError
     from raglens.search import SearchResult
+    from raglens.stored_index import IndexPlace
     from raglens.ui.screens.why import WhyScreen
     from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import WindowParams, WindowSet
@@ -169,12 +170,21 @@ def while_shown(handler: HandlerT) -> HandlerT:
 class WindowsCut(Message):
     """A run's windows were cut from the corpus, with the window settings they were cut with."""
 
-    def __init__(self, run_id: int, params: WindowParams, corpus: Corpus, window_set: WindowSet) -> None:
+    def __init__(
+        self,
+        run_id: int,
+        params: WindowParams,
+        corpus: Corpus,
+        window_set: WindowSet,
+        index_place: IndexPlace | None = None,
+    ) -> None:
         super().__init__()
         self.run_id = run_id
         self.params = params
         self.corpus = corpus
         self.window_set = window_set
+        self.index_place = index_place
+        """Where the set's complete index is kept, and what was stored there (see ``stored_index``)."""
 
 
 @dataclass

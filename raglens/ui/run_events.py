@@ -42,6 +42,7 @@ else:  # textual depends on typing_extensions
 
 if TYPE_CHECKING:
     from raglens.index import VectorIndex
+    from raglens.stored_index import IndexPlace
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class RunEvents(ExplorerScreen):
         prefix, event = self.prefix(run), message.event
         match event:
             case ModelReady():
-                run.model_ready(event)
+                took_stored_index = run.model_ready(event)
                 limit = event.max_seq_length or "all"
                 reads = f"{event.dimension} dimensions, reads at most {limit} tokens"
                 if event.lexical:
@@ -122,6 +123,8 @@ class RunEvents(ExplorerScreen):
                     title = "approximate scores" + (" (B)" if prefix else "")
                     self.notify(note, title=title, severity="warning", timeout=20, markup=False)
                 self._ask_again(run)
+                if took_stored_index:
+                    self.stored_index_taken(run)
             case ModelFailed():
                 run.model_failed(event.message)
                 self.narrate(f"{prefix}error: {event.message}")
@@ -180,6 +183,21 @@ class RunEvents(ExplorerScreen):
             self.show_file(path, current, scroll=False)  # token counts and read limits just arrived
         self.vectors_arrived(event.vectors, in_view=in_view, cache_replied=cache_replied)
 
+    def stored_index_taken(self, run: ConfigurationRun) -> None:
+        """The run's windows came with their complete index, as stored when the corpus last read the
+        same: rank over it now, as when the cache's last vectors arrive."""
+        from raglens.pipeline_steps import IndexTaken  # values only: no pipeline here
+
+        index = run.index
+        assert index is not None
+        self.narrate(self.prefix(run) + IndexTaken(index.window_count).describe())
+        if run is self.a:
+            self.vectors_arrived(index.snapshot().vectors, in_view=True, cache_replied=True)
+        else:
+            self.versus_vectors_arrived()
+        self._window_set_done(run)
+        self._run_changed(run)
+
     def _window_set_done(self, run: ConfigurationRun) -> None:
         index = run.index
         assert index is not None
@@ -195,6 +213,19 @@ class RunEvents(ExplorerScreen):
             self._narrate_coverage(index)
         else:
             self.rank_versus_now()
+        to_store = run.index_to_store()
+        if to_store is not None:
+            # After the hits the complete index brings, as the coverage: its 150 MB at 100k windows are
+            # written by a thread, and the next launch on unchanged files takes them whole.
+            self.when_ranked(functools.partial(self.store_complete_index, index, *to_store))
+
+    @work(thread=True, group="index-store", exit_on_error=False, description="storing the index")
+    def store_complete_index(self, index: VectorIndex, place: IndexPlace, fingerprint: str) -> None:
+        """Keep a complete index where the next launch on the same files finds it (``stored_index``);
+        kept even if a re-scan replaced it meanwhile: it is still the index of those files."""
+        from raglens.stored_index import store_index
+
+        store_index(place.cache_dir, place.key, index, fingerprint)
 
     def _narrate_coverage(self, index: VectorIndex) -> None:
         """Say in the log how much of the corpus the model never reads, once every extent is known."""

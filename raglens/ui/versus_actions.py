@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from raglens.corpus import Corpus
     from raglens.diagnostics.golden import ExpectedRef
     from raglens.diagnostics.symbols import Definition
+    from raglens.embedding_events import ModelChoice
     from raglens.embedding_process import EmbeddingProcess
     from raglens.index import IndexSnapshot
     from raglens.search import SearchResult
@@ -106,7 +107,7 @@ class VersusActions(ExplorerScreen):
         self.show_versus()
         self.relay_events(b)
         if self.corpus is not None:
-            self.cut_windows(b.run_id, self.corpus, b.config.params)
+            self.cut_windows(b.run_id, self.corpus, b.config.params, b.choice)
 
     def start_versus(self, config: RetrievalConfig) -> None:
         """Compare with ``config`` as B, as the v form does (an eval grid's row, opened with a case)."""
@@ -131,7 +132,7 @@ class VersusActions(ExplorerScreen):
         if b is None:
             return
         if b.corpus is None:
-            self.cut_windows(b.run_id, corpus, b.config.params)
+            self.cut_windows(b.run_id, corpus, b.config.params, b.choice)
         elif b.corpus.texts() != corpus.texts():
             self._versus_chosen(VersusChoice(b.config))
 
@@ -142,13 +143,16 @@ class VersusActions(ExplorerScreen):
         exit_on_error=False,
         description="cutting B's windows",
     )
-    def cut_windows(self, run_id: int, corpus: Corpus, params: WindowParams) -> None:
-        """Cut a run's windows from a corpus already read; a newer cut (the corpus read again) wins."""
+    def cut_windows(self, run_id: int, corpus: Corpus, params: WindowParams, choice: ModelChoice) -> None:
+        """Cut a run's windows from a corpus already read, with their index as stored where the files are
+        unchanged since it was (the model ``choice`` names); a newer cut (the corpus read again) wins."""
+        from raglens.stored_index import find_stored_index
         from raglens.windows import cut_window_set
 
         window_set = cut_window_set(corpus, params)
+        place = find_stored_index(self.cache_dir, corpus.identity, params, window_set.windows, choice)
         if not get_current_worker().is_cancelled:
-            self.post_message(WindowsCut(run_id, params, corpus, window_set))
+            self.post_message(WindowsCut(run_id, params, corpus, window_set, place))
 
     @work(thread=True, exclusive=True, group="versus-rank", exit_on_error=False, description="ranking B")
     def rank_versus(

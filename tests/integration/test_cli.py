@@ -365,6 +365,42 @@ def test_a_search_reads_only_the_files_changed_since_the_last(
     assert "texts" not in out
 
 
+def test_a_search_on_unchanged_files_takes_the_stored_index_memory_mapped(
+    capsys: pytest.CaptureFixture[str], make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from raglens import corpus_memo
+    from raglens.stored_index import stored_indexes
+
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)  # files just written count as settled
+    root = make_tree({"a.md": "alpha beta gamma\n", "b.md": "delta epsilon\n", "c.md": "zeta\n"})
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    argv = [
+        "search",
+        str(root),
+        "alpha",
+        "--json",
+        "--embedder-factory",
+        "tests.fakes:HashingEmbedder",
+        *cache,
+    ]
+    code, first, err = run_main(capsys, *argv)
+    assert code == 0 and "from the index kept" not in err
+    assert len(stored_indexes(tmp_path / "cache")) == 1
+    code, second, err = run_main(capsys, *argv)
+    assert code == 0 and "vectors: all 3 from the index kept when these files were last read" in err
+    assert json.loads(second)["cache"]["from_cache"] == 3 and json.loads(second)["cache"]["embedded"] == 0
+    assert json.loads(second)["hits"] == json.loads(first)["hits"]
+    (root / "c.md").write_text("zeta, rewritten\n", encoding="utf-8")
+    code, third, err = run_main(capsys, *argv)
+    assert code == 0 and "from the index kept" not in err, "a file changed: the usual way"
+    assert json.loads(third)["cache"]["embedded"] == 1
+    assert len(stored_indexes(tmp_path / "cache")) == 2, "the new files' index is stored beside"
+    code, out, _ = run_main(capsys, "cache", "info", *cache)
+    assert "complete indexes" in out and "2 stored" in out
+    code, out, _ = run_main(capsys, "cache", "clear", "--json", *cache)
+    assert json.loads(out)["removed_indexes"] == 2 and stored_indexes(tmp_path / "cache") == []
+
+
 @pytest.mark.model
 def test_a_cache_folder_that_cannot_be_made_is_one_warning_and_no_cache(
     capsys: pytest.CaptureFixture[str], real_model_in_cli: None, tmp_path: Path

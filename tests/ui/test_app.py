@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.app import App
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widgets import Input, RichLog, Static
 
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.engine import Engines
@@ -280,6 +280,50 @@ async def test_a_relaunch_takes_every_vector_from_the_cache(tmp_path: Path) -> N
         assert second.main.a.from_cache == 66, "nothing is embedded again"
         assert shown_citations(second) == expected
         assert "66 from the cache" in text_of(second, "#status")
+
+
+def pipeline_log(app) -> str:  # type: ignore[no-untyped-def]
+    """The pipeline log's text, its lines as they wrap joined again (each keeps its wrapping space)."""
+    return "".join(strip.text for strip in app.query_one("#pipeline-log", RichLog).lines)
+
+
+async def test_a_relaunch_on_unchanged_files_takes_the_stored_index_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from raglens import corpus_memo
+    from raglens.embedding_process import EmbeddingProcess
+    from raglens.stored_index import stored_indexes
+
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)  # files just copied count as settled
+    corpus_dir = tmp_path / "corpus"
+    shutil.copytree(REPO_ROOT / "sample_corpus", corpus_dir)
+    cache, query = tmp_path / "cache", "how are windows cut"
+    sent: list[int] = []
+    real_index_windows = EmbeddingProcess.index_windows
+
+    def recording(self, generation, texts, *args):  # type: ignore[no-untyped-def]
+        sent.append(len(texts))
+        return real_index_windows(self, generation, texts, *args)
+
+    monkeypatch.setattr(EmbeddingProcess, "index_windows", recording)
+    first = make_app(path=str(corpus_dir), cache_dir=str(cache), query=query)
+    async with first.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(first, 5), "the first launch's hits")
+        expected = shown_citations(first)
+        await wait_until(pilot, lambda: bool(stored_indexes(cache)), "the complete index stored")
+        assert not first.main.a.index_taken and sent == [66]
+    second = make_app(path=str(corpus_dir), cache_dir=str(cache), query=query)
+    async with second.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: fully_ranked(second, 5), "the relaunch's hits")
+        assert second.main.a.index_taken and sent == [66], "no text went to the embedding process"
+        assert shown_citations(second) == expected
+        assert "all 66 from the index kept when these files were last read" in pipeline_log(second)
+        assert "66 from the cache" in text_of(second, "#status")
+        (corpus_dir / "docs" / "queues.md").write_text("# Queues\n\nRewritten.\n")
+        await pilot.press("escape", "r")
+        await wait_until(pilot, lambda: index_complete(second) and len(sent) == 2, "the re-scan's windows")
+        assert sent[1] == len(second.main.a.windows) == 64, "the windows' texts went to the process"
+        assert not second.main.a.index_taken, "a changed file: the stored index is not the index any more"
 
 
 async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_change(

@@ -146,7 +146,8 @@ def test_a_memo_that_cannot_be_written_loses_nothing_but_time(tmp_path: Path) ->
     _tree(root)
     blocked = tmp_path / "a file"
     blocked.write_text("not a folder")
-    corpus, changed = scan_remembering(root, CorpusOptions(), blocked)
+    scan = scan_remembering(root, CorpusOptions(), blocked)
+    corpus, changed = scan.corpus, scan.memo_to_save
     assert corpus == scan_corpus(root, CorpusOptions())
     assert changed is not None and changed.save() is False
     assert blocked.read_text() == "not a folder"
@@ -184,12 +185,27 @@ def test_scan_remembering_saves_only_when_something_changed(
     monkeypatch.setattr(corpus_memo, "RACY_NS", -LATER_NS)  # every file counts as settled
     root, cache = tmp_path / "corpus", tmp_path / "cache"
     _tree(root)
-    corpus, changed = scan_remembering(root, CorpusOptions(), cache)
-    assert changed is not None and changed.save()
-    again, unchanged = scan_remembering(root, CorpusOptions(), cache)
-    assert unchanged is None and again == corpus
-    one_file, _ = scan_remembering(root / "a.py", CorpusOptions(), cache)
+    first = scan_remembering(root, CorpusOptions(), cache)
+    assert first.memo_to_save is not None and first.memo_to_save.save()
+    again = scan_remembering(root, CorpusOptions(), cache)
+    assert again.memo_to_save is None and again.corpus == first.corpus
+    assert again.corpus.identity == first.corpus.identity is not None, "unchanged files, the same name"
+    one_file = scan_remembering(root / "a.py", CorpusOptions(), cache).corpus
     assert [source.path for source in one_file.files] == ["a.py"]
+
+
+def test_the_identity_names_every_file_as_read_or_nothing(tmp_path: Path) -> None:
+    root, cache = tmp_path / "corpus", tmp_path / "cache"
+    _tree(root)
+    memo, corpus = _scan_twice(root, cache, CorpusOptions())
+    identity = corpus_memo.corpus_identity(corpus, memo)  # type: ignore[arg-type]
+    assert identity is not None
+    _rewrite_keeping_size_and_mtime(root / "a.py", "def drain_pending_JOBS():\n    return 2\n")
+    memo = load_memo(memo_path(cache, root, CorpusOptions()), root, _settled_clock)
+    changed = scan_corpus(root, CorpusOptions(), memo)
+    assert corpus_memo.corpus_identity(changed, memo) not in (None, identity), "a file written since"
+    racy = load_memo(memo_path(cache, root, CorpusOptions()), root, lambda: 0)  # everything just changed
+    assert corpus_memo.corpus_identity(scan_corpus(root, CorpusOptions(), racy), racy) is None
 
 
 FILE_CONTENTS = st.one_of(

@@ -49,6 +49,7 @@ from raglens.ui.widgets.window_view import WindowView
 from raglens.ui.worker_threads import ContextPerCallExecutor, isolate_worker_contexts
 
 if TYPE_CHECKING:
+    from raglens.embedding_events import ModelChoice
     from raglens.embedding_process import EmbeddingProcess
     from raglens.ui.app_config import AppConfig
     from raglens.windows import WindowParams
@@ -124,7 +125,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         self.refresh_status()
         self.query_one("#query", Input).focus()
         # Reading the corpus is mostly file I/O and imports nothing heavy: it starts with the first paint.
-        self.read_corpus(self.a.config.params)
+        self.read_corpus(self.a.config.params, self.a.run_id, self.a.choice)
         self.ask_launch_question()
         self.narrate(f"loading {self.a.choice.label} in a separate process")
         # At once: a warm model is ready ~0.3 s after its process starts, and its events wait on the
@@ -178,7 +179,10 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             self._settle_timer = self.set_timer(SETTLE_RETRY_S, self._settle_heap)
 
     @work(thread=True, exclusive=True, group="corpus", exit_on_error=False, description="reading the corpus")
-    def read_corpus(self, params: WindowParams) -> None:
+    def read_corpus(self, params: WindowParams, run_id: int, choice: ModelChoice) -> None:
+        """Read the corpus and cut run ``run_id``'s windows, whose model ``choice`` names (with its
+        index as stored, where the corpus is unchanged since it was)."""
+        from raglens.stored_index import find_stored_index
         from raglens.windows import cut_window_set
 
         # Paused: reading 100k windows' worth of files set off full collections that held the event
@@ -187,19 +191,18 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         with collector_paused():
             try:
                 options = CorpusOptions(max_file_bytes=self.config.max_file_bytes)
-                cache_dir = self.config.engine.cache_dir
-                corpus, changed_memo = scan_remembering(
-                    self.config.path, options, None if cache_dir is None else Path(cache_dir)
-                )
+                scan = scan_remembering(self.config.path, options, self.cache_dir)
+                corpus = scan.corpus
                 require_indexable(corpus, self.config.path)
             except RaglensError as error:
                 self.post_message(CorpusFailed(error))
                 return
             window_set = cut_window_set(corpus, params)
+            place = find_stored_index(self.cache_dir, corpus.identity, params, window_set.windows, choice)
         self.post_message(CorpusLoaded(corpus, params))
-        self.post_message(WindowsCut(self.a.run_id, params, corpus, window_set))
-        if changed_memo is not None:
-            changed_memo.save()  # the next launch reads only what changes meanwhile
+        self.post_message(WindowsCut(run_id, params, corpus, window_set, place))
+        if scan.memo_to_save is not None:
+            scan.memo_to_save.save()  # the next launch reads only what changes meanwhile
         # Then Pygments and the corpus's lexers (~50 ms), here: the first ranking needs them, and a
         # warm model's cached vectors arrive ~0.1 s after the corpus.
         warm_up([source.path for source in corpus.files])
@@ -219,7 +222,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         if run is None or message.params != run.config.params:
             return  # a configuration replaced since, or superseded by newer settings
         shown_path = self.shown_window[0] if self.shown_window is not None else None
-        run.set_windows(message.corpus, message.window_set, shown_path)
+        run.set_windows(message.corpus, message.window_set, shown_path, message.index_place)
         self.narrate(
             f"{self.prefix(run)}cut into {len(run.windows)} window(s) of {message.params.describe()}"
         )
@@ -227,6 +230,8 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             self._a_windows_cut(message.corpus)
         else:
             self.versus_windows_cut()
+        if run.index_taken:
+            self.stored_index_taken(run)
 
     def _a_windows_cut(self, corpus: Corpus) -> None:
         self.cut_short = None  # measured again once the new windows are embedded
@@ -307,7 +312,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         """Drop A's index and build it again in the background, from a fresh read of the corpus."""
         self.a.recut(params)
         self.narrate(narration)
-        self.read_corpus(params)
+        self.read_corpus(params, self.a.run_id, self.a.choice)
         self.refresh_status()
 
     def refresh_status(self) -> None:

@@ -1,0 +1,173 @@
+"""Stored indexes: written whole, read back exactly, keyed by everything that makes their windows, and
+taken by a run only from the model that made them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from raglens.configuration import RetrievalConfig
+from raglens.corpus import CorpusOptions, load_corpus
+from raglens.embedding_events import ModelChoice, ModelReady, ReadingExtent
+from raglens.index import VectorIndex
+from raglens.run import ConfigurationRun, EngineSettings
+from raglens.stored_index import (
+    INDEX_FOLDER,
+    KEPT_INDEXES,
+    IndexPlace,
+    find_stored_index,
+    index_key,
+    load_stored_index,
+    store_index,
+    stored_indexes,
+)
+from raglens.windows import Unit, WindowParams, WindowSet, cut_window_set
+from tests.conftest import SAMPLE_CORPUS
+from tests.unit.test_run import DIMENSION, PARAMS, Started
+
+FINGERPRINT = "f" * 64
+CHOICE = ModelChoice()
+
+
+def window_set(params: WindowParams = PARAMS) -> WindowSet:
+    return cut_window_set(load_corpus(SAMPLE_CORPUS, CorpusOptions()), params)
+
+
+def complete_index(windows: WindowSet, seed: int = 0) -> VectorIndex:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(len(windows.windows), DIMENSION)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = VectorIndex(windows.windows, DIMENSION)
+    extents = [ReadingExtent(row + 1, 10 * row) for row in range(len(windows.windows))]
+    index.fill(range(len(windows.windows)), vectors, extents)
+    return index
+
+
+def test_a_stored_index_reads_back_row_for_row(tmp_path: Path) -> None:
+    windows = window_set()
+    index = complete_index(windows)
+    assert store_index(tmp_path, "k1", index, FINGERPRINT)
+    stored = load_stored_index(tmp_path, "k1")
+    assert stored is not None and stored.fingerprint == FINGERPRINT
+    taken = VectorIndex.from_stored(windows.windows, stored)
+    assert taken.is_complete and taken.dimension == DIMENSION
+    assert np.array_equal(taken.snapshot().vectors, index.snapshot().vectors)
+    assert [taken.extent(row) for row in range(5)] == [index.extent(row) for row in range(5)]
+    taken.fill([0], np.ones((1, DIMENSION), np.float32))  # a filled row keeps its vector: no write
+    assert np.array_equal(taken.snapshot().vectors[0], index.snapshot().vectors[0])
+    assert load_stored_index(tmp_path, "absent") is None
+    with pytest.raises(ValueError):
+        VectorIndex.from_stored(windows.windows[:-1], stored)
+
+
+@pytest.mark.parametrize(
+    "damage", ["no description", "no vectors", "cut short", "other shape", "other format"]
+)
+def test_a_stored_index_not_whole_is_not_taken(tmp_path: Path, damage: str) -> None:
+    assert store_index(tmp_path, "k", complete_index(window_set()), FINGERPRINT)
+    folder = tmp_path / INDEX_FOLDER
+    if damage == "no description":
+        (folder / "k.json").unlink()
+    elif damage == "no vectors":
+        (folder / "k.vectors.npy").unlink()
+    elif damage == "cut short":
+        data = (folder / "k.vectors.npy").read_bytes()
+        (folder / "k.vectors.npy").write_bytes(data[: len(data) // 2])
+    elif damage == "other shape":
+        np.save(folder / "k.extents.npy", np.zeros((2, 3), np.int64))
+    else:
+        (folder / "k.json").write_text('{"format": 0}')
+    assert load_stored_index(tmp_path, "k") is None
+
+
+def test_an_incomplete_index_is_never_stored(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        store_index(tmp_path, "k", VectorIndex(window_set().windows, DIMENSION), FINGERPRINT)
+
+
+def test_a_store_that_cannot_be_written_says_so(tmp_path: Path) -> None:
+    blocked = tmp_path / "a file"
+    blocked.write_text("")
+    assert not store_index(blocked, "k", complete_index(window_set()), FINGERPRINT)
+
+
+def test_the_key_names_the_files_the_settings_the_offsets_and_the_model() -> None:
+    windows = window_set()
+    key = index_key("corpus", PARAMS, windows.windows, CHOICE)
+    assert key == index_key("corpus", PARAMS, window_set().windows, CHOICE), "the same again"
+    assert key != index_key("another corpus", PARAMS, windows.windows, CHOICE)
+    other_params = WindowParams(Unit.CHARS, 900, 200)
+    assert key != index_key("corpus", other_params, windows.windows, CHOICE)
+    moved = WindowSet(
+        [replace(windows.windows[0], end=windows.windows[0].end - 1), *windows.windows[1:]], [], {}
+    )
+    assert key != index_key("corpus", PARAMS, moved.windows, CHOICE)
+    assert key != index_key("corpus", PARAMS, windows.windows, ModelChoice(precision="bf16"))
+    assert key != index_key("corpus", PARAMS, windows.windows, ModelChoice(max_seq_length=128))
+    assert key != index_key("corpus", PARAMS, windows.windows, ModelChoice(model="other-model"))
+
+
+def test_nothing_is_kept_without_a_cache_a_named_corpus_or_vectors(tmp_path: Path) -> None:
+    windows = window_set()
+    assert find_stored_index(None, "corpus", PARAMS, windows.windows, CHOICE) is None
+    assert find_stored_index(tmp_path, None, PARAMS, windows.windows, CHOICE) is None
+    assert find_stored_index(tmp_path, "corpus", PARAMS, windows.windows, ModelChoice(model="bm25")) is None
+    place = find_stored_index(tmp_path, "corpus", PARAMS, windows.windows, CHOICE)
+    assert place is not None and place.found is None
+
+
+def test_only_the_most_recent_indexes_are_kept(tmp_path: Path) -> None:
+    index = complete_index(window_set())
+    for number in range(KEPT_INDEXES + 2):
+        assert store_index(tmp_path, f"k{number}", index, FINGERPRINT)
+        about = tmp_path / INDEX_FOLDER / f"k{number}.json"
+        os.utime(about, ns=(number * 10**9, number * 10**9))
+    (tmp_path / INDEX_FOLDER / "orphan.vectors.npy").write_bytes(b"half")  # its writer was killed
+    os.utime(tmp_path / INDEX_FOLDER / "orphan.vectors.npy", ns=(0, 0))
+    store_index(tmp_path, "newest", index, FINGERPRINT)
+    kept = [key for key, _ in stored_indexes(tmp_path)]
+    assert len(kept) == KEPT_INDEXES and kept[0] == "newest" and "k0" not in kept
+    assert not (tmp_path / INDEX_FOLDER / "orphan.vectors.npy").exists()
+    assert not (tmp_path / INDEX_FOLDER / "k0.vectors.npy").exists(), "all of a forgotten index goes"
+
+
+def run_with_stored(
+    tmp_path: Path, fingerprint: str, *, ready_first: bool
+) -> tuple[ConfigurationRun, Started]:
+    windows = window_set()
+    assert store_index(tmp_path, "k", complete_index(windows), FINGERPRINT)
+    place = IndexPlace(tmp_path, "k", load_stored_index(tmp_path, "k"))
+    started = Started()
+    run = ConfigurationRun(1, RetrievalConfig(PARAMS), EngineSettings(), start_process=started)  # type: ignore[arg-type]
+    run.start()
+    ready = ModelReady("fake", DIMENSION, 256, "cpu", "fp32", "fake", cache_fingerprint=fingerprint)
+    if ready_first:
+        assert not run.model_ready(ready)
+    run.set_windows(load_corpus(SAMPLE_CORPUS, CorpusOptions()), windows, None, place)
+    if not ready_first:
+        assert started.processes[0].sent == [], "the set waits for the model to say which it is"
+        run.model_ready(ready)
+    return run, started
+
+
+@pytest.mark.parametrize("ready_first", [True, False])
+def test_a_run_takes_a_stored_index_of_its_own_model_and_sends_nothing(
+    tmp_path: Path, ready_first: bool
+) -> None:
+    run, started = run_with_stored(tmp_path, FINGERPRINT, ready_first=ready_first)
+    assert run.index_taken and run.is_complete and run.from_cache == len(run.windows)
+    assert started.processes[0].sent == []
+    assert run.index_to_store() is None, "taken from where it would be stored"
+
+
+@pytest.mark.parametrize("ready_first", [True, False])
+def test_another_models_stored_index_is_not_taken(tmp_path: Path, ready_first: bool) -> None:
+    run, started = run_with_stored(tmp_path, "0" * 64, ready_first=ready_first)
+    assert not run.index_taken and not run.is_complete
+    [(_, texts, _)] = started.processes[0].sent
+    assert len(texts) == len(run.windows), "the usual way: every text to the process"
+    assert run.index_place is not None and run.index_place.found is None

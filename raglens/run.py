@@ -147,6 +147,8 @@ class ConfigurationRun:
         self.question: Question | None = None
         self._unsent: list[str] | None = None
         """The texts of a window set cut before the process could take them."""
+        self._texts_left_out = False
+        """The set came without its texts (its stored index was to be taken): sliced if it is not."""
         self._open_path: str | None = None
         """The file on screen: a window set sent (or sent again) embeds its windows first."""
         self._sent_to: EmbeddingProcess | None = None
@@ -189,6 +191,7 @@ class ConfigurationRun:
         self.index_place = place
         self.index_taken = False
         self._unsent = window_set.texts
+        self._texts_left_out = window_set.texts is None
         self._open_path = open_path
         self._cutting = False
         if place is not None and place.found is not None and (self.model is None or self._take_stored()):
@@ -219,6 +222,7 @@ class ConfigurationRun:
         if taken is None:
             return False
         self.index = taken
+        self._texts_left_out = False
         self.from_cache = len(self.windows)
         self.index_taken = True
         self._unsent = None  # the process is not sent this set: it has nothing to embed
@@ -242,10 +246,16 @@ class ConfigurationRun:
         self.generation += 1  # vectors of the old set still on their way are dropped
         self._cached_to_come = 0
         self._unsent = None  # an old set not sent yet never will be
+        self._texts_left_out = False
         self._cutting = True
 
     def _send_windows(self) -> None:
         """Send the unsent window set: the texts go once; later requests name rows only."""
+        if self._texts_left_out and self.corpus is not None and not self._cutting:
+            from raglens.windows import window_texts
+
+            self._texts_left_out = False  # the set came without them, and its stored index was not taken
+            self._unsent = window_texts(self.corpus, self.windows)
         if self._unsent is None or self.process is None or self._cutting:
             return
         first = self._waiting_rows(self._open_path) if self._open_path is not None else []

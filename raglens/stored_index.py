@@ -18,16 +18,17 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from raglens.corpus import Corpus
     from raglens.embedding_events import ModelChoice
     from raglens.index import VectorIndex
-    from raglens.windows import Window, WindowParams
+    from raglens.windows import Window, WindowParams, WindowSet
 
 INDEX_FOLDER = "indexes"
 """The folder of the cache folder that holds the stored indexes."""
@@ -77,6 +78,20 @@ def find_stored_index(
         return None
     key = index_key(corpus_identity, params, windows, choice)
     return IndexPlace(cache_dir, key, load_stored_index(cache_dir, key))
+
+
+def cut_with_stored_index(
+    corpus: Corpus, params: WindowParams, cache_dir: Path | None, choice: ModelChoice
+) -> tuple[WindowSet, IndexPlace | None]:
+    """Cut ``corpus``'s windows, with the place of their index and what is stored there; the windows'
+    texts are left out where an index is stored (taken whole, it needs none)."""
+    from raglens.windows import cut_window_set, window_texts
+
+    window_set = cut_window_set(corpus, params, with_texts=False)
+    place = find_stored_index(cache_dir, corpus.identity, params, window_set.windows, choice)
+    if place is None or place.found is None:
+        window_set = replace(window_set, texts=window_texts(corpus, window_set.windows))
+    return window_set, place
 
 
 def take_stored_index(

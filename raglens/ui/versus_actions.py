@@ -146,11 +146,9 @@ class VersusActions(ExplorerScreen):
     def cut_windows(self, run_id: int, corpus: Corpus, params: WindowParams, choice: ModelChoice) -> None:
         """Cut a run's windows from a corpus already read, with their index as stored where the files are
         unchanged since it was (the model ``choice`` names); a newer cut (the corpus read again) wins."""
-        from raglens.stored_index import find_stored_index
-        from raglens.windows import cut_window_set
+        from raglens.stored_index import cut_with_stored_index
 
-        window_set = cut_window_set(corpus, params)
-        place = find_stored_index(self.cache_dir, corpus.identity, params, window_set.windows, choice)
+        window_set, place = cut_with_stored_index(corpus, params, self.cache_dir, choice)
         if not get_current_worker().is_cancelled:
             self.post_message(WindowsCut(run_id, params, corpus, window_set, place))
 

@@ -182,8 +182,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
     def read_corpus(self, params: WindowParams, run_id: int, choice: ModelChoice) -> None:
         """Read the corpus and cut run ``run_id``'s windows, whose model ``choice`` names (with its
         index as stored, where the corpus is unchanged since it was)."""
-        from raglens.stored_index import find_stored_index
-        from raglens.windows import cut_window_set
+        from raglens.stored_index import cut_with_stored_index
 
         # Paused: reading 100k windows' worth of files set off full collections that held the event
         # loop's thread from the GIL 0.1-0.2 s. Garbage made meanwhile on any thread waits for the
@@ -197,8 +196,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             except RaglensError as error:
                 self.post_message(CorpusFailed(error))
                 return
-            window_set = cut_window_set(corpus, params)
-            place = find_stored_index(self.cache_dir, corpus.identity, params, window_set.windows, choice)
+            window_set, place = cut_with_stored_index(corpus, params, self.cache_dir, choice)
         self.post_message(CorpusLoaded(corpus, params))
         self.post_message(WindowsCut(run_id, params, corpus, window_set, place))
         if scan.memo_to_save is not None:

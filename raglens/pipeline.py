@@ -67,19 +67,22 @@ def build_index(
     (``corpus.identity``), the complete index is stored, and taken whole (memory-mapped) by the next
     run on the same files with the same model and windows: no text is looked up (``stored_index``).
     """
-    windows = cut_corpus(corpus, params)
-    on_step(WindowsCut(len(windows), params))
     place = None
     if cache is not None:
-        folder = cache.cache.path.parent
-        place = find_stored_index(folder, corpus.identity, params, windows, engines.choice)
-        if place is not None and place.found is not None:
-            dimension = engines.for_queries().dimension  # opened for the question anyway
-            taken = take_stored_index(place, windows, cache.fingerprint.digest, dimension)
-            if taken is not None:
-                on_step(IndexTaken(taken.window_count))
-                on_step(IndexReady(taken.window_count, taken.dimension))
-                return taken
+        place = find_stored_index(cache.cache.path.parent, corpus, params, engines.choice)
+    if place is not None and place.found is not None:
+        windows = place.found.window_set.windows  # the same cut of the same files
+        on_step(WindowsCut(len(windows), params))
+        dimension = engines.for_queries().dimension  # opened for the question anyway
+        assert cache is not None
+        taken = take_stored_index(place, windows, cache.fingerprint.digest, dimension)
+        if taken is not None:
+            on_step(IndexTaken(taken.window_count))
+            on_step(IndexReady(taken.window_count, taken.dimension))
+            return taken
+    else:
+        windows = cut_corpus(corpus, params)
+        on_step(WindowsCut(len(windows), params))
     texts = window_texts(corpus, windows)
     entries: list[CachedVector | None] = cache.lookup(texts) if cache is not None else [None] * len(texts)
     missing = [row for row, entry in enumerate(entries) if entry is None]
@@ -97,7 +100,7 @@ def build_index(
         on_step(WindowsEmbedded(len(missing) - builder.pending_count, len(missing), builder.embedder.name))
     on_step(IndexReady(index.window_count, index.dimension))
     if place is not None and cache is not None:
-        store_index(place.cache_dir, place.key, index, cache.fingerprint.digest)  # for the next run
+        store_index(place.cache_dir, place.key, index, cache.fingerprint.digest, corpus)  # for the next run
     return index
 
 

@@ -228,15 +228,15 @@ class ConfigurationRun:
         self._unsent = None  # the process is not sent this set: it has nothing to embed
         return True
 
-    def index_to_store(self) -> tuple[IndexPlace, str] | None:
-        """Where to keep the complete index and the fingerprint to keep it under; None when it needs no
-        keeping (taken from there, incomplete, lexical, or no place or fingerprint)."""
-        model, place = self.model, self.index_place
+    def index_to_store(self) -> tuple[IndexPlace, str, Corpus] | None:
+        """Where to keep the complete index, the fingerprint to keep it under and its corpus; None when
+        it needs no keeping (taken from there, incomplete, lexical, or no place or fingerprint)."""
+        model, place, corpus = self.model, self.index_place, self.corpus
         if self.index_taken or place is None or model is None or model.cache_fingerprint is None:
             return None
-        if self.index is None or not self.index.is_complete or self.lexical:
+        if self.index is None or not self.index.is_complete or self.lexical or corpus is None:
             return None
-        return place, model.cache_fingerprint
+        return place, model.cache_fingerprint, corpus
 
     def recut(self, params: WindowParams) -> None:
         """New window settings: the index is dropped until the windows cut with them arrive."""

@@ -1,47 +1,58 @@
-"""A finished index kept in the cache folder, taken whole when the same windows are cut again.
+"""A finished index kept in the cache folder, with its windows, taken whole when the files are unchanged.
 
 A warm start at 100k windows spent ~1.5 s sending the windows' texts to the embedding process, looking
-each up in the vector cache and sending 150 MB of vectors back, though nothing had changed since the
-last run. When every file of a corpus was answered for by the memo of files as last read
-(:mod:`raglens.corpus_memo`), its texts are those the last run read, so the same windows cut from them
-have the same vectors: the index that run completed is stored under a key naming the files' signatures,
-the window settings, the windows' offsets and the model as asked for, and is taken whole, memory-mapped.
-The model's cache fingerprint, stored with it, must be that of the model now running, so a model whose
-files changed never lends its old vectors. Anything wrong with a stored index means the usual path.
+each up in the vector cache and sending 150 MB of vectors back, and 0.6 s cutting the windows, though
+nothing had changed since the last run. When every file of a corpus was answered for by the memo of
+files as last read (:mod:`raglens.corpus_memo`), its texts are those the last run read, so they cut into
+the same windows, which have the same vectors: the index that run completed is stored with its windows
+under a key naming the files' signatures (``Corpus.identity``), the window settings, the cut
+(:data:`CUT_FORMAT`) and the model as asked for, and is taken whole, its vectors memory-mapped. The
+model's cache fingerprint, stored with it, must be that of the model running, so a model whose files
+changed never lends its old vectors. Anything wrong with a stored index means the usual way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
+from raglens.windows import Window, WindowParams, WindowSet, cut_window_set, rows_by_file
+
 if TYPE_CHECKING:
     from raglens.corpus import Corpus
     from raglens.embedding_events import ModelChoice
     from raglens.index import VectorIndex
-    from raglens.windows import Window, WindowParams, WindowSet
 
 INDEX_FOLDER = "indexes"
 """The folder of the cache folder that holds the stored indexes."""
 FORMAT = 1
+CUT_FORMAT = 1
+"""Which cut of windows the stored windows are: raise it with any change to how windows are cut (a test
+pins the cut of the sample corpus), so that no index stored by an older raglens is taken."""
 KEPT_INDEXES = 3
-"""Stored indexes kept, the most recently written (one of 100k windows takes ~150 MB)."""
-_VECTORS, _EXTENTS, _ABOUT = ".vectors.npy", ".extents.npy", ".json"
+"""Stored indexes kept, the most recently written (one of 100k windows takes ~160 MB)."""
+_VECTORS, _EXTENTS, _WINDOWS, _COUNTS = ".vectors.npy", ".extents.npy", ".windows.npy", ".counts.npy"
+_ARRAYS = (_VECTORS, _EXTENTS, _WINDOWS, _COUNTS)
+_ABOUT = ".json"
 
 
 @dataclass(frozen=True, eq=False)
 class StoredIndex:
-    """A complete index's vectors and reading extents, row for row, and the model that made them."""
+    """A complete index's windows, their vectors and reading extents, row for row, and the model that
+    made the vectors."""
 
+    window_set: WindowSet
+    """The windows as cut when the index was made, without their texts: the same cut of the same files."""
     vectors: np.ndarray
     """(n, d) float32 unit rows, read-only (memory-mapped)."""
     token_counts: np.ndarray
@@ -64,34 +75,28 @@ class IndexPlace:
 
 
 def find_stored_index(
-    cache_dir: Path | None,
-    corpus_identity: str | None,
-    params: WindowParams,
-    windows: Sequence[Window],
-    choice: ModelChoice,
+    cache_dir: Path | None, corpus: Corpus, params: WindowParams, choice: ModelChoice
 ) -> IndexPlace | None:
-    """The place of ``window_set``'s index and what is stored there; None where none can be kept: no
-    cache, a file of the corpus changed too recently to be named, or BM25 (which has no vectors)."""
+    """The place of the index of ``corpus``'s windows cut with ``params``, as the model ``choice`` names
+    embeds them, and what is stored there; None where none can be kept: no cache, a file of the corpus
+    changed too recently to be named (``corpus.identity``), or BM25 (which has no vectors)."""
     from raglens.configuration import is_bm25
 
-    if cache_dir is None or corpus_identity is None or is_bm25(choice.model):
+    if cache_dir is None or corpus.identity is None or is_bm25(choice.model):
         return None
-    key = index_key(corpus_identity, params, windows, choice)
-    return IndexPlace(cache_dir, key, load_stored_index(cache_dir, key))
+    key = index_key(corpus.identity, params, choice)
+    return IndexPlace(cache_dir, key, load_stored_index(cache_dir, key, corpus, params))
 
 
 def cut_with_stored_index(
     corpus: Corpus, params: WindowParams, cache_dir: Path | None, choice: ModelChoice
 ) -> tuple[WindowSet, IndexPlace | None]:
-    """Cut ``corpus``'s windows, with the place of their index and what is stored there; the windows'
-    texts are left out where an index is stored (taken whole, it needs none)."""
-    from raglens.windows import cut_window_set, window_texts
-
-    window_set = cut_window_set(corpus, params, with_texts=False)
-    place = find_stored_index(cache_dir, corpus.identity, params, window_set.windows, choice)
-    if place is None or place.found is None:
-        window_set = replace(window_set, texts=window_texts(corpus, window_set.windows))
-    return window_set, place
+    """``corpus``'s windows and the place of their index, with what is stored there: the windows as
+    stored, without their texts (taken whole, the index needs none), else cut, with them."""
+    place = find_stored_index(cache_dir, corpus, params, choice)
+    if place is not None and place.found is not None:
+        return place.found.window_set, place
+    return cut_window_set(corpus, params), place
 
 
 def take_stored_index(
@@ -109,56 +114,82 @@ def take_stored_index(
     return VectorIndex.from_stored(windows, stored)
 
 
-def index_key(
-    corpus_identity: str, params: WindowParams, windows: Sequence[Window], choice: ModelChoice
-) -> str:
-    """The name of the index of ``windows``, cut with ``params`` from the files ``corpus_identity``
-    names, as the model ``choice`` asks for embeds it. The offsets are in the key, so a raglens that
-    cuts windows otherwise never takes an index of another's windows."""
-    digest = hashlib.sha256(f"{FORMAT}\0{corpus_identity}\0{params!r}\0".encode())
-    digest.update(
-        f"{choice.model!r}\0{choice.precision}\0{choice.max_seq_length}\0{choice.factory}\0".encode()
-    )
-    offsets = np.fromiter((value for w in windows for value in (w.start, w.end)), np.int64, 2 * len(windows))
-    digest.update(offsets.tobytes())
-    paths = dict.fromkeys(window.path for window in windows)  # each file once, in corpus order
-    digest.update("\0".join(paths).encode("utf-8", "surrogatepass"))
+def index_key(corpus_identity: str, params: WindowParams, choice: ModelChoice) -> str:
+    """The name of the index of the windows cut with ``params`` from the files ``corpus_identity``
+    names, as the model ``choice`` asks for embeds them (its cache fingerprint is checked when taken)."""
+    digest = hashlib.sha256(f"{FORMAT}\0{CUT_FORMAT}\0{corpus_identity}\0{params!r}\0".encode())
+    model = f"{choice.model!r}\0{choice.precision}\0{choice.max_seq_length}\0{choice.factory}\0"
+    digest.update(model.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
 
 
-def load_stored_index(cache_dir: Path, key: str) -> StoredIndex | None:
-    """The index stored under ``key``, memory-mapped; None when there is none or it is not whole."""
+def load_stored_index(cache_dir: Path, key: str, corpus: Corpus, params: WindowParams) -> StoredIndex | None:
+    """The index stored under ``key`` of ``corpus``'s windows cut with ``params``, its vectors
+    memory-mapped; None when there is none or it is not whole."""
     folder = cache_dir / INDEX_FOLDER
     try:
         about = json.loads((folder / (key + _ABOUT)).read_text(encoding="utf-8"))
-        if about.get("format") != FORMAT:
+        if not isinstance(about, dict) or about.get("format") != FORMAT:
             return None
         vectors = np.load(folder / (key + _VECTORS), mmap_mode="r", allow_pickle=False)
         extents = np.load(folder / (key + _EXTENTS), allow_pickle=False)
+        cuts = np.load(folder / (key + _WINDOWS), allow_pickle=False)
+        counts = np.load(folder / (key + _COUNTS), allow_pickle=False)
     except (OSError, ValueError, TypeError, AttributeError):
         return None
     count, dimension = about.get("windows"), about.get("dimension")
     if vectors.dtype != np.float32 or vectors.shape != (count, dimension):
         return None
-    if extents.dtype != np.int64 or extents.shape != (2, count):
+    shapes = (extents.shape, cuts.shape, counts.shape)
+    if shapes != ((2, count), (4, count), (len(corpus.files),)) or int(counts.sum()) != count:
         return None
-    return StoredIndex(vectors, extents[0], extents[1], str(about.get("fingerprint")))
+    if {extents.dtype, cuts.dtype, counts.dtype} != {np.dtype(np.int64)}:
+        return None
+    window_set = _window_set(corpus, params, cuts, counts)
+    return StoredIndex(window_set, vectors, extents[0], extents[1], str(about.get("fingerprint")))
 
 
-def store_index(cache_dir: Path, key: str, index: VectorIndex, fingerprint: str) -> bool:
-    """Write the complete ``index`` under ``key`` (each file whole, then renamed; the description last,
-    which is what makes it count); False when it could not be written."""
+def _window_set(corpus: Corpus, params: WindowParams, cuts: np.ndarray, counts: np.ndarray) -> WindowSet:
+    """The windows stored as ``cuts`` (start, end, first and last line of each), ``counts`` of them for
+    each file of ``corpus`` in turn."""
+    starts, ends, firsts, lasts = (column.tolist() for column in cuts)
+    unit, windows = params.unit, list[Window]()
+    file_rows: dict[str, range] = {}
+    for source, count in zip(corpus.files, counts.tolist(), strict=True):
+        path, row = source.path, len(windows)
+        for index, at in enumerate(range(row, row + count)):
+            windows.append(Window(path, unit, index, starts[at], ends[at], firsts[at], lasts[at]))
+        if count:
+            file_rows[path] = range(row, row + count)
+    return WindowSet(windows, None, file_rows)
+
+
+def store_index(cache_dir: Path, key: str, index: VectorIndex, fingerprint: str, corpus: Corpus) -> bool:
+    """Write the complete ``index`` of ``corpus``'s windows under ``key`` (each file whole, then renamed;
+    the description last, which is what makes it count); False when it could not be written."""
     if not index.is_complete:
         raise ValueError("only a complete index is stored")
-    folder = cache_dir / INDEX_FOLDER
+    windows = index.windows
+    rows = rows_by_file(windows)
+    counts = np.array([len(rows.get(source.path, ())) for source in corpus.files], dtype=np.int64)
+    if int(counts.sum()) != len(windows):
+        raise ValueError("an index of another corpus's windows")
+    cuts = np.array([[w.start, w.end, w.line_start, w.line_end] for w in windows], dtype=np.int64).reshape(
+        len(windows), 4
+    )
     vectors, token_counts, chars_read = index.stored_arrays()
     about = {"format": FORMAT, "windows": index.window_count, "dimension": index.dimension}
+    folder = cache_dir / INDEX_FOLDER
+    arrays = {
+        _VECTORS: vectors,
+        _EXTENTS: np.stack([token_counts, chars_read]),
+        _WINDOWS: np.ascontiguousarray(cuts.T),
+        _COUNTS: counts,
+    }
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        _write_whole(folder / (key + _VECTORS), lambda handle: np.save(handle, vectors))
-        _write_whole(
-            folder / (key + _EXTENTS), lambda handle: np.save(handle, np.stack([token_counts, chars_read]))
-        )
+        for suffix, array in arrays.items():
+            _write_whole(folder / (key + suffix), functools.partial(_save_array, array=array))
         text = json.dumps({**about, "fingerprint": fingerprint}).encode()
         _write_whole(folder / (key + _ABOUT), lambda handle: handle.write(text))
     except OSError:
@@ -166,6 +197,10 @@ def store_index(cache_dir: Path, key: str, index: VectorIndex, fingerprint: str)
         return False
     _forget_old_indexes(folder)
     return True
+
+
+def _save_array(handle: BinaryIO, array: np.ndarray) -> None:
+    np.save(handle, array)
 
 
 def _write_whole(path: Path, write: Callable[[BinaryIO], object]) -> None:
@@ -183,7 +218,7 @@ def _write_whole(path: Path, write: Callable[[BinaryIO], object]) -> None:
 
 def forget_index(folder: Path, key: str) -> None:
     """Delete the index stored under ``key``, its description first."""
-    for suffix in (_ABOUT, _VECTORS, _EXTENTS):
+    for suffix in (_ABOUT, *_ARRAYS):
         with contextlib.suppress(OSError):
             (folder / (key + suffix)).unlink(missing_ok=True)
 
@@ -195,7 +230,7 @@ def stored_indexes(cache_dir: Path) -> list[tuple[str, int]]:
     try:
         for about in folder.glob("*" + _ABOUT):
             key = about.name.removesuffix(_ABOUT)
-            size = sum(_size(folder / (key + suffix)) for suffix in (_ABOUT, _VECTORS, _EXTENTS))
+            size = sum(_size(folder / (key + suffix)) for suffix in (_ABOUT, *_ARRAYS))
             found.append((key, size, about.stat().st_mtime_ns))
     except OSError:
         return []
@@ -218,8 +253,7 @@ def _forget_old_indexes(folder: Path) -> None:
         for stray in folder.iterdir():
             # A writer killed mid-write leaves a temporary file, or arrays without their description.
             name = stray.name
-            key = name.removesuffix(_VECTORS).removesuffix(_EXTENTS)
+            key = next((name.removesuffix(suffix) for suffix in _ARRAYS if name.endswith(suffix)), name)
             orphan = key != name and not (folder / (key + _ABOUT)).exists()
-            half_written = name.endswith(".tmp") or orphan
-            if half_written and stray.stat().st_mtime < hour_ago:
+            if (name.endswith(".tmp") or orphan) and stray.stat().st_mtime < hour_ago:
                 stray.unlink(missing_ok=True)

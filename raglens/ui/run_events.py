@@ -41,6 +41,7 @@ else:  # textual depends on typing_extensions
     from typing_extensions import assert_never
 
 if TYPE_CHECKING:
+    from raglens.corpus import Corpus
     from raglens.index import VectorIndex
     from raglens.stored_index import IndexPlace
 
@@ -220,12 +221,14 @@ class RunEvents(ExplorerScreen):
             self.when_ranked(functools.partial(self.store_complete_index, index, *to_store))
 
     @work(thread=True, group="index-store", exit_on_error=False, description="storing the index")
-    def store_complete_index(self, index: VectorIndex, place: IndexPlace, fingerprint: str) -> None:
+    def store_complete_index(
+        self, index: VectorIndex, place: IndexPlace, fingerprint: str, corpus: Corpus
+    ) -> None:
         """Keep a complete index where the next launch on the same files finds it (``stored_index``);
         kept even if a re-scan replaced it meanwhile: it is still the index of those files."""
         from raglens.stored_index import store_index
 
-        store_index(place.cache_dir, place.key, index, fingerprint)
+        store_index(place.cache_dir, place.key, index, fingerprint, corpus)
 
     def _narrate_coverage(self, index: VectorIndex) -> None:
         """Say in the log how much of the corpus the model never reads, once every extent is known."""

@@ -3,6 +3,7 @@ taken by a run only from the model that made them."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -16,9 +17,11 @@ from raglens.embedding_events import ModelChoice, ModelReady, ReadingExtent
 from raglens.index import VectorIndex
 from raglens.run import ConfigurationRun, EngineSettings
 from raglens.stored_index import (
+    CUT_FORMAT,
     INDEX_FOLDER,
     KEPT_INDEXES,
     IndexPlace,
+    cut_with_stored_index,
     find_stored_index,
     index_key,
     load_stored_index,
@@ -33,8 +36,11 @@ FINGERPRINT = "f" * 64
 CHOICE = ModelChoice()
 
 
+CORPUS = replace(load_corpus(SAMPLE_CORPUS, CorpusOptions()), identity="sample files as read")
+
+
 def window_set(params: WindowParams = PARAMS) -> WindowSet:
-    return cut_window_set(load_corpus(SAMPLE_CORPUS, CorpusOptions()), params)
+    return cut_window_set(CORPUS, params)
 
 
 def complete_index(windows: WindowSet, seed: int = 0) -> VectorIndex:
@@ -50,8 +56,8 @@ def complete_index(windows: WindowSet, seed: int = 0) -> VectorIndex:
 def test_a_stored_index_reads_back_row_for_row(tmp_path: Path) -> None:
     windows = window_set()
     index = complete_index(windows)
-    assert store_index(tmp_path, "k1", index, FINGERPRINT)
-    stored = load_stored_index(tmp_path, "k1")
+    assert store_index(tmp_path, "k1", index, FINGERPRINT, CORPUS)
+    stored = load_stored_index(tmp_path, "k1", CORPUS, PARAMS)
     assert stored is not None and stored.fingerprint == FINGERPRINT
     taken = VectorIndex.from_stored(windows.windows, stored)
     assert taken.is_complete and taken.dimension == DIMENSION
@@ -59,7 +65,7 @@ def test_a_stored_index_reads_back_row_for_row(tmp_path: Path) -> None:
     assert [taken.extent(row) for row in range(5)] == [index.extent(row) for row in range(5)]
     taken.fill([0], np.ones((1, DIMENSION), np.float32))  # a filled row keeps its vector: no write
     assert np.array_equal(taken.snapshot().vectors[0], index.snapshot().vectors[0])
-    assert load_stored_index(tmp_path, "absent") is None
+    assert load_stored_index(tmp_path, "absent", CORPUS, PARAMS) is None
     with pytest.raises(ValueError):
         VectorIndex.from_stored(windows.windows[:-1], stored)
 
@@ -68,7 +74,7 @@ def test_a_stored_index_reads_back_row_for_row(tmp_path: Path) -> None:
     "damage", ["no description", "no vectors", "cut short", "other shape", "other format"]
 )
 def test_a_stored_index_not_whole_is_not_taken(tmp_path: Path, damage: str) -> None:
-    assert store_index(tmp_path, "k", complete_index(window_set()), FINGERPRINT)
+    assert store_index(tmp_path, "k", complete_index(window_set()), FINGERPRINT, CORPUS)
     folder = tmp_path / INDEX_FOLDER
     if damage == "no description":
         (folder / "k.json").unlink()
@@ -81,54 +87,84 @@ def test_a_stored_index_not_whole_is_not_taken(tmp_path: Path, damage: str) -> N
         np.save(folder / "k.extents.npy", np.zeros((2, 3), np.int64))
     else:
         (folder / "k.json").write_text('{"format": 0}')
-    assert load_stored_index(tmp_path, "k") is None
+    assert load_stored_index(tmp_path, "k", CORPUS, PARAMS) is None
 
 
 def test_an_incomplete_index_is_never_stored(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        store_index(tmp_path, "k", VectorIndex(window_set().windows, DIMENSION), FINGERPRINT)
+        store_index(tmp_path, "k", VectorIndex(window_set().windows, DIMENSION), FINGERPRINT, CORPUS)
 
 
 def test_a_store_that_cannot_be_written_says_so(tmp_path: Path) -> None:
     blocked = tmp_path / "a file"
     blocked.write_text("")
-    assert not store_index(blocked, "k", complete_index(window_set()), FINGERPRINT)
+    assert not store_index(blocked, "k", complete_index(window_set()), FINGERPRINT, CORPUS)
 
 
-def test_the_key_names_the_files_the_settings_the_offsets_and_the_model() -> None:
-    windows = window_set()
-    key = index_key("corpus", PARAMS, windows.windows, CHOICE)
-    assert key == index_key("corpus", PARAMS, window_set().windows, CHOICE), "the same again"
-    assert key != index_key("another corpus", PARAMS, windows.windows, CHOICE)
-    other_params = WindowParams(Unit.CHARS, 900, 200)
-    assert key != index_key("corpus", other_params, windows.windows, CHOICE)
-    moved = WindowSet(
-        [replace(windows.windows[0], end=windows.windows[0].end - 1), *windows.windows[1:]], [], {}
+def test_the_key_names_the_files_the_settings_and_the_model() -> None:
+    key = index_key("corpus", PARAMS, CHOICE)
+    assert key == index_key("corpus", PARAMS, ModelChoice()), "the same again"
+    assert key != index_key("another corpus", PARAMS, CHOICE)
+    assert key != index_key("corpus", WindowParams(Unit.CHARS, 900, 200), CHOICE)
+    assert key != index_key("corpus", WindowParams(Unit.WORDS, 200, 20), CHOICE)
+    assert key != index_key("corpus", PARAMS, ModelChoice(precision="bf16"))
+    assert key != index_key("corpus", PARAMS, ModelChoice(max_seq_length=128))
+    assert key != index_key("corpus", PARAMS, ModelChoice(model="other-model"))
+
+
+@pytest.mark.parametrize(
+    ("params", "digest"),
+    [
+        (WindowParams(Unit.CHARS, 1000, 200), "dce765c02fc5aeba"),
+        (WindowParams(Unit.WORDS, 200, 20), "3e328d97de79dafc"),
+        (WindowParams(Unit.LINES, 40, 5), "e5bf6bdc5be687f3"),
+    ],
+)
+def test_the_cut_is_the_one_stored_indexes_were_cut_with(params: WindowParams, digest: str) -> None:
+    """Windows are stored with their index and taken without cutting again: a change to how windows
+    are cut must raise ``stored_index.CUT_FORMAT``, and then this pin, or old indexes lend old windows."""
+    windows = cut_window_set(CORPUS, params).windows
+    cut = hashlib.sha256(repr([(w.path, w.start, w.end, w.line_start, w.line_end) for w in windows]).encode())
+    assert (CUT_FORMAT, cut.hexdigest()[:16]) == (1, digest), (
+        "the cut changed: raise CUT_FORMAT, then this pin"
     )
-    assert key != index_key("corpus", PARAMS, moved.windows, CHOICE)
-    assert key != index_key("corpus", PARAMS, windows.windows, ModelChoice(precision="bf16"))
-    assert key != index_key("corpus", PARAMS, windows.windows, ModelChoice(max_seq_length=128))
-    assert key != index_key("corpus", PARAMS, windows.windows, ModelChoice(model="other-model"))
+
+
+def test_stored_windows_are_the_cut_windows(tmp_path: Path) -> None:
+    for params in (PARAMS, WindowParams(Unit.WORDS, 200, 20), WindowParams(Unit.LINES, 40, 5)):
+        windows = window_set(params)
+        assert store_index(tmp_path, "k", complete_index(windows), FINGERPRINT, CORPUS)
+        stored = load_stored_index(tmp_path, "k", CORPUS, params)
+        assert stored is not None and stored.window_set.texts is None
+        assert stored.window_set.windows == windows.windows
+        assert stored.window_set.file_rows == windows.file_rows
+    other = replace(CORPUS, files=CORPUS.files[:-1])
+    assert load_stored_index(tmp_path, "k", other, params) is None, "windows of other files"
 
 
 def test_nothing_is_kept_without_a_cache_a_named_corpus_or_vectors(tmp_path: Path) -> None:
-    windows = window_set()
-    assert find_stored_index(None, "corpus", PARAMS, windows.windows, CHOICE) is None
-    assert find_stored_index(tmp_path, None, PARAMS, windows.windows, CHOICE) is None
-    assert find_stored_index(tmp_path, "corpus", PARAMS, windows.windows, ModelChoice(model="bm25")) is None
-    place = find_stored_index(tmp_path, "corpus", PARAMS, windows.windows, CHOICE)
+    assert find_stored_index(None, CORPUS, PARAMS, CHOICE) is None
+    assert find_stored_index(tmp_path, replace(CORPUS, identity=None), PARAMS, CHOICE) is None
+    assert find_stored_index(tmp_path, CORPUS, PARAMS, ModelChoice(model="bm25")) is None
+    place = find_stored_index(tmp_path, CORPUS, PARAMS, CHOICE)
     assert place is not None and place.found is None
+    windows, _ = cut_with_stored_index(CORPUS, PARAMS, tmp_path, CHOICE)
+    assert windows.texts is not None, "cut, with their texts"
+    assert store_index(tmp_path, place.key, complete_index(windows), FINGERPRINT, CORPUS)
+    stored_windows, place = cut_with_stored_index(CORPUS, PARAMS, tmp_path, CHOICE)
+    assert place is not None and place.found is not None
+    assert stored_windows.texts is None and stored_windows.windows == windows.windows
 
 
 def test_only_the_most_recent_indexes_are_kept(tmp_path: Path) -> None:
     index = complete_index(window_set())
     for number in range(KEPT_INDEXES + 2):
-        assert store_index(tmp_path, f"k{number}", index, FINGERPRINT)
+        assert store_index(tmp_path, f"k{number}", index, FINGERPRINT, CORPUS)
         about = tmp_path / INDEX_FOLDER / f"k{number}.json"
         os.utime(about, ns=(number * 10**9, number * 10**9))
     (tmp_path / INDEX_FOLDER / "orphan.vectors.npy").write_bytes(b"half")  # its writer was killed
     os.utime(tmp_path / INDEX_FOLDER / "orphan.vectors.npy", ns=(0, 0))
-    store_index(tmp_path, "newest", index, FINGERPRINT)
+    store_index(tmp_path, "newest", index, FINGERPRINT, CORPUS)
     kept = [key for key, _ in stored_indexes(tmp_path)]
     assert len(kept) == KEPT_INDEXES and kept[0] == "newest" and "k0" not in kept
     assert not (tmp_path / INDEX_FOLDER / "orphan.vectors.npy").exists()
@@ -139,8 +175,8 @@ def run_with_stored(
     tmp_path: Path, fingerprint: str, *, ready_first: bool
 ) -> tuple[ConfigurationRun, Started]:
     windows = window_set()
-    assert store_index(tmp_path, "k", complete_index(windows), FINGERPRINT)
-    place = IndexPlace(tmp_path, "k", load_stored_index(tmp_path, "k"))
+    assert store_index(tmp_path, "k", complete_index(windows), FINGERPRINT, CORPUS)
+    place = IndexPlace(tmp_path, "k", load_stored_index(tmp_path, "k", CORPUS, PARAMS))
     started = Started()
     run = ConfigurationRun(1, RetrievalConfig(PARAMS), EngineSettings(), start_process=started)  # type: ignore[arg-type]
     run.start()
@@ -148,7 +184,7 @@ def run_with_stored(
     if ready_first:
         assert not run.model_ready(ready)
     without_texts = replace(windows, texts=None)  # as cut where an index is stored: taken, it needs none
-    run.set_windows(load_corpus(SAMPLE_CORPUS, CorpusOptions()), without_texts, None, place)
+    run.set_windows(CORPUS, without_texts, None, place)
     if not ready_first:
         assert started.processes[0].sent == [], "the set waits for the model to say which it is"
         run.model_ready(ready)

@@ -30,6 +30,7 @@ import collections
 import shlex
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -78,6 +79,8 @@ class Session:
     window_count: int = 0
     vector_mib: float = 0.0
     text_mib: float = 0.0
+    rescans_taking_stored_index: list[bool] = field(default_factory=list)
+    """For each re-scan, whether its index was the one stored when the files were last read."""
 
 
 class StallWatch:
@@ -293,6 +296,7 @@ async def explore(corpus: Path, cache: Path, rescans: int, watch: StallWatch | N
                 await asyncio.sleep(0.05)  # the app gives freed pages back once its heap is settled
             gc.collect()
             session.memory_mib[f"after re-scan {number}"] = resident_mib()
+            session.rescans_taking_stored_index.append(main.a.index_taken)
         enter("closing")  # the app's exit (ending its processes) is not a stall anyone waits through
     return session
 
@@ -335,17 +339,27 @@ def report(session: Session) -> None:
         figures = ", ".join(f"{mib - base:.0f}" for _, mib in rescans)
         last = rescans[-1][1] - base
         print(f"memory after each re-scan: {figures} MiB; last/first {last / first:.3f} (goal <= 1.05)")
+    taken = ", ".join("yes" if taken else "no" for taken in session.rescans_taking_stored_index)
+    print(f"re-scans that took the index stored when the files were last read: {taken}")
 
 
 def warm_start(corpus: Path, cache: Path, runs: int) -> None:
     """In tmux: the bare app's first frame and raglens's hits over every window, cache warm, alternating."""
-    command = in_repository(f"-m raglens {shlex.quote(str(corpus))} {shlex.quote(QUESTIONS[0])}")
-    command = f"RAGLENS_CACHE_DIR={shlex.quote(str(cache))} {command}"
+    # The cache named on the command line: ``RAGLENS_CACHE_DIR=… cd … && python …`` (as this was until
+    # 2026-12-07) gave the variable to ``cd`` alone, and the starts read the user's default cache.
+    arguments = (
+        f"{shlex.quote(str(corpus))} {shlex.quote(QUESTIONS[0])} --cache-dir {shlex.quote(str(cache))}"
+    )
+    command = in_repository(f"-m raglens {arguments}")
     bare, hits = [], []
     for _ in range(runs):
         bare += bare_first_frame_seconds(runs=1)
         hits += seconds_until_on_screen(command, "ranked over all", runs=1)
     gap = statistics.median(hits) - statistics.median(bare)
+    # Asked after the timed starts (a search that found none would store one): was there one to take?
+    search = [sys.executable, "-m", "raglens", "search", str(corpus), QUESTIONS[0], "--cache-dir", str(cache)]
+    narrated = subprocess.run(search, capture_output=True, text=True, check=True).stderr
+    print(f"a headless search after them took the stored index: {'from the index kept' in narrated}")
     print(
         f"warm start in tmux: bare app's first frame {', '.join(f'{t:.2f}' for t in bare)} s; raglens's hits "
         f"over every window {', '.join(f'{t:.2f}' for t in hits)} s; median {gap:+.2f} s after the floor "

@@ -164,11 +164,13 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
                     )
                 _report_warnings(cache)
             removed = cleared
-        forgotten = dropped = 0
+        forgotten = 0
         if args.model is None:
             _remove_rejected_exports(directory)
             forgotten = _remove_readings(directory)
-            dropped = _remove_indexes(directory)
+        # Every model's: a stored index lends its vectors without the cache, so one model's cleared
+        # vectors must not outlive the clear there; the others' come back at their next complete index.
+        dropped = _remove_indexes(directory)
         if args.json:
             where = str(directory / CACHE_FILE_NAME)
             counts = {"removed": removed, "removed_readings": forgotten, "removed_indexes": dropped}

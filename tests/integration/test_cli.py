@@ -397,8 +397,11 @@ def test_a_search_on_unchanged_files_takes_the_stored_index_memory_mapped(
     assert len(stored_indexes(tmp_path / "cache")) == 2, "the new files' index is stored beside"
     code, out, _ = run_main(capsys, "cache", "info", *cache)
     assert "complete indexes" in out and "2 stored" in out
+    code, out, _ = run_main(capsys, "cache", "clear", "--model", "another-model", "--json", *cache)
+    assert json.loads(out)["removed_indexes"] == 2, "one model's clear: no index lends its vectors after"
+    assert stored_indexes(tmp_path / "cache") == []
     code, out, _ = run_main(capsys, "cache", "clear", "--json", *cache)
-    assert json.loads(out)["removed_indexes"] == 2 and stored_indexes(tmp_path / "cache") == []
+    assert json.loads(out)["removed_readings"] == 1 and json.loads(out)["removed_indexes"] == 0
 
 
 @pytest.mark.model

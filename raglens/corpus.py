@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from raglens.corpus_memo import ReadingMemo
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
+READ_FORMAT = 1
+"""Which reading of files this is: raise it with any change to what a file reads to (decoding, the
+skip rules), so the memo of files as last read (``corpus_memo``) reads every file again. A test pins
+what the sample corpus reads to."""
 
 SKIPPED_DIRECTORIES = frozenset(
     {
@@ -231,7 +235,11 @@ def read_source(
     if recalled is not None:
         return recalled
     reading = _read_regular(full, rel_path, status, options)
-    memo.remember(rel_path, status, reading)
+    try:
+        after = full.lstat()
+    except OSError:
+        after = None
+    memo.remember(rel_path, status, reading, after)
     return reading
 
 

@@ -25,8 +25,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from raglens.corpus import Corpus, CorpusOptions, SkippedFile, SkipReason, SourceFile, scan_corpus
+from raglens.corpus import (
+    READ_FORMAT,
+    Corpus,
+    CorpusOptions,
+    SkippedFile,
+    SkipReason,
+    SourceFile,
+    scan_corpus,
+)
+from raglens.private_files import make_private_folder, write_privately
 
+MEMO_WORKS_HERE = os.name != "nt"
+"""Windows's ``st_ctime`` is the creation time, which a write leaves: a same-size rewrite with its
+modification time set back would keep its signature. No memo there."""
 MEMO_FOLDER = "readings"
 """The folder of the cache folder that holds one memo per corpus root and reading options."""
 MEMO_SUFFIX = ".memo"
@@ -74,6 +86,7 @@ class ReadingMemo:
         """What this scan found still true or read afresh and may keep: what the next memo holds."""
         self.read_afresh = 0
         """Files read this scan that the memo could not answer for."""
+        self._kept_afresh = 0
 
     def recall(self, rel_path: str, status: os.stat_result) -> Reading | None:
         """What ``rel_path`` read to when its ``lstat`` said ``status``; None when it says otherwise now,
@@ -85,26 +98,35 @@ class ReadingMemo:
         self.kept[rel_path] = entry
         return entry[1]
 
-    def remember(self, rel_path: str, status: os.stat_result, reading: Reading) -> None:
-        """``rel_path``, whose ``lstat`` said ``status``, was read to ``reading``; kept unless it changed
-        too recently."""
+    def remember(
+        self, rel_path: str, before: os.stat_result, reading: Reading, after: os.stat_result | None
+    ) -> None:
+        """``rel_path``, whose ``lstat`` said ``before`` its reading and ``after`` it (None: it could
+        not be asked), was read to ``reading``; kept unless it changed while read or too recently.
+
+        Only the change time counts as recent: the system sets it at every write, where a
+        modification time in the future (an archive made on a fast clock) would keep a file out for good.
+        """
         self.read_afresh += 1
-        signature = FileSignature.of(status)
+        signature = FileSignature.of(before)
         if isinstance(reading, SkippedFile) and reading.reason not in CONTENT_REASONS:
             return
-        if max(signature.changed_ns, signature.modified_ns) >= self._settled_before_ns:
+        if after is None or FileSignature.of(after) != signature:
+            return  # written while it was read: the text may be newer than the signature
+        if signature.changed_ns >= self._settled_before_ns:
             return
         self.kept[rel_path] = (signature, reading)
+        self._kept_afresh += 1
 
     @property
     def changed(self) -> bool:
-        """Whether the memo to write differs from the one read: a file read afresh, or one gone."""
-        return self.read_afresh > 0 or self.kept.keys() != self._recalled.keys()
+        """Whether the memo to write differs from the one read: a file kept afresh, or one gone."""
+        return self._kept_afresh > 0 or self.kept.keys() != self._recalled.keys()
 
 
 def memo_path(cache_dir: Path, root: Path, options: CorpusOptions) -> Path:
     """The memo of corpus ``root`` read with ``options`` (a file size limit keeps other files)."""
-    named = f"{FORMAT}\0{root}\0{options.max_file_bytes}".encode("utf-8", "surrogateescape")
+    named = f"{FORMAT}\0{READ_FORMAT}\0{root}\0{options.max_file_bytes}".encode("utf-8", "surrogatepass")
     return cache_dir / MEMO_FOLDER / (hashlib.sha256(named).hexdigest()[:32] + MEMO_SUFFIX)
 
 
@@ -118,7 +140,7 @@ def load_memo(path: Path, root: Path, now_ns: Callable[[], int] = time.time_ns) 
     try:
         data = path.read_bytes()
         recalled = _decode(data, root)
-    except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+    except Exception:  # absent, cut short, damaged, another format: every file is read
         recalled = {}
     return ReadingMemo(recalled, settled_before)
 
@@ -126,16 +148,11 @@ def load_memo(path: Path, root: Path, now_ns: Callable[[], int] = time.time_ns) 
 def save_memo(path: Path, root: Path, memo: ReadingMemo) -> bool:
     """Write what ``memo`` kept to ``path`` (whole, then renamed over the old one); False when it could
     not be written (a full disk, a read-only cache): nothing is lost but the next launch's time."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    chunks = _encode(root, memo.kept)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with temporary.open("wb") as handle:
-            for chunk in _encode(root, memo.kept):
-                handle.write(chunk)
-        os.replace(temporary, path)
+        make_private_folder(path.parent)
+        write_privately(path, lambda handle: handle.writelines(chunks))
     except OSError:
-        with contextlib.suppress(OSError):  # under a folder that could not be made, there is none
-            temporary.unlink(missing_ok=True)
         return False
     _forget_old_memos(path.parent)
     return True
@@ -145,7 +162,7 @@ def corpus_identity(corpus: Corpus, memo: ReadingMemo) -> str | None:
     """A name for ``corpus``'s files as they are on disk: their paths and ``lstat`` signatures, which
     the memo holds for every file read to the text it had when read. None when a file changed too
     recently to be kept (its signature may not tell a later change), so that nothing is named by it."""
-    digest = hashlib.sha256(f"{FORMAT}\0{corpus.root}\0".encode("utf-8", "surrogateescape"))
+    digest = hashlib.sha256(f"{FORMAT}\0{READ_FORMAT}\0{corpus.root}\0".encode("utf-8", "surrogatepass"))
     for source in corpus.files:
         entry = memo.kept.get(source.path)
         if entry is None or entry[1] != source:
@@ -158,7 +175,7 @@ def corpus_identity(corpus: Corpus, memo: ReadingMemo) -> str | None:
             signature.inode,
             signature.device,
         )
-        digest.update(source.path.encode("utf-8", "surrogateescape") + b"\0" + repr(stamp).encode())
+        digest.update(source.path.encode("utf-8", "surrogatepass") + b"\0" + repr(stamp).encode())
     return digest.hexdigest()
 
 
@@ -191,25 +208,29 @@ def scan_remembering(
     """:func:`scan_corpus`, reading only the files the memo in ``cache_dir`` cannot answer for (None:
     every file, no memo), with the memo to write when anything changed (the explorer writes it once
     the windows are on their way)."""
-    if cache_dir is None:
-        return RememberedScan(scan_corpus(path, options), None)
     root = _root_of(Path(path))
+    if cache_dir is None or root is None or not MEMO_WORKS_HERE:
+        return RememberedScan(scan_corpus(path, options), None)
     where = memo_path(cache_dir, root, options)
     memo = load_memo(where, root)
     corpus = scan_corpus(path, options, memo)
-    if corpus.root != root:  # the folder was replaced by a file (or the reverse) meanwhile
+    if corpus.root != root or corpus.listing == "file":  # (replaced by a file meanwhile)
         return RememberedScan(corpus, None)
+    if not memo.changed:
+        with contextlib.suppress(OSError):
+            os.utime(where)  # in use: the last to be forgotten
     to_save = MemoToSave(where, root, memo) if memo.changed else None
     return RememberedScan(replace(corpus, identity=corpus_identity(corpus, memo)), to_save)
 
 
-def _root_of(given: Path) -> Path:
-    """The root a scan of ``given`` reads from, as :func:`scan_corpus` resolves it."""
+def _root_of(given: Path) -> Path | None:
+    """The folder a scan of ``given`` reads; None for a single file (a memo of one file would stand
+    in for its folder's, and reading one file costs nothing worth keeping)."""
     try:
         resolved = given.expanduser().resolve()
     except (OSError, RuntimeError):
-        return given
-    return resolved.parent if resolved.is_file() else resolved
+        return None
+    return resolved if resolved.is_dir() else None
 
 
 def _encode(root: Path, kept: dict[str, tuple[FileSignature, Reading]]) -> list[bytes]:

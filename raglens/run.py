@@ -140,6 +140,8 @@ class ConfigurationRun:
         """Where the current window set's complete index is kept; None where it cannot be."""
         self.index_taken = False
         """Whether the current index is one stored there, taken whole."""
+        self._ready_incarnation = 0
+        """The incarnation whose process sent ``model``."""
         self._cached_to_come = 0
         """Rows the cache found for the current set that have not arrived yet: they come in a burst
         right after the lookup, before the model embeds anything."""
@@ -194,8 +196,9 @@ class ConfigurationRun:
         self._texts_left_out = window_set.texts is None
         self._open_path = open_path
         self._cutting = False
-        if place is not None and place.found is not None and (self.model is None or self._take_stored()):
-            return
+        stored = place is not None and place.found is not None
+        if stored and (not self._model_is_current or self._take_stored()):
+            return  # it waits for the model to say whether the stored index is its own, or took it
         self._send_windows()
         self._make_index()
         if self.lexical and self.question is not None:
@@ -205,10 +208,16 @@ class ConfigurationRun:
             self.ask(question.number, question.text)
 
     @property
+    def _model_is_current(self) -> bool:
+        """Whether the model that said it was ready is the current process's (not one before a restart)."""
+        return self.model is not None and self._ready_incarnation == self.incarnation
+
+    @property
     def waits_for_model(self) -> bool:
         """Whether the window set waits for the model to say whether the stored index is its own."""
         place = self.index_place
-        return place is not None and place.found is not None and self.model is None and self.index is None
+        found = place is not None and place.found is not None
+        return found and not self._model_is_current and self.index is None and not self._cutting
 
     def _take_stored(self) -> bool:
         """Make the index stored at the set's place the index, if the model running made it; whether it
@@ -226,6 +235,10 @@ class ConfigurationRun:
         self.from_cache = len(self.windows)
         self.index_taken = True
         self._unsent = None  # the process is not sent this set: it has nothing to embed
+        if self.process is not None and self._sent_to is self.process:
+            # It may still be embedding a set sent before (a re-cut and back): an empty set stops it.
+            self.process.index_windows(self.generation, [])
+            self._sent_to = None
         return True
 
     def index_to_store(self) -> tuple[IndexPlace, str, Corpus] | None:
@@ -243,6 +256,7 @@ class ConfigurationRun:
         self.config = replace(self.config, params=params)
         self.index = None
         self.index_place = None
+        self.index_taken = False
         self.generation += 1  # vectors of the old set still on their way are dropped
         self._cached_to_come = 0
         self._unsent = None  # an old set not sent yet never will be
@@ -335,6 +349,7 @@ class ConfigurationRun:
         whether it made the set's stored index the index (the set waited for it to be ready)."""
         waited = self.waits_for_model
         self.model = ready
+        self._ready_incarnation = self.incarnation
         if waited and self._take_stored():
             return True
         self._send_windows()
@@ -343,8 +358,9 @@ class ConfigurationRun:
         return False
 
     def cache_looked_up(self, event: CacheLookedUp) -> bool:
-        """Count the window set's cached vectors; whether the event is the current set's."""
-        if event.generation != self.generation:
+        """Count the window set's cached vectors; whether the event is the current set's (a taken
+        index's empty set, sent to stop the process, counts nothing)."""
+        if event.generation != self.generation or self.index_taken:
             return False
         self.from_cache = event.found
         self._cached_to_come = event.found
@@ -361,8 +377,8 @@ class ConfigurationRun:
         return True
 
     def windows_done(self, event: WindowsDone) -> bool:
-        """Whether the current window set is now complete."""
-        return self.index is not None and event.generation == self.generation
+        """Whether the current window set is now complete (a taken index was so from the start)."""
+        return self.index is not None and event.generation == self.generation and not self.index_taken
 
     def engine_noted(self, note: str) -> None:
         """What the engine is doing while it opens, shown until it is ready."""

@@ -19,13 +19,14 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
+from raglens.private_files import make_private_folder, write_privately
 from raglens.windows import Window, WindowParams, WindowSet, cut_window_set, rows_by_file
 
 if TYPE_CHECKING:
@@ -41,9 +42,8 @@ CUT_FORMAT = 1
 pins the cut of the sample corpus), so that no index stored by an older raglens is taken."""
 KEPT_INDEXES = 3
 """Stored indexes kept, the most recently written (one of 100k windows takes ~160 MB)."""
-_VECTORS, _EXTENTS, _WINDOWS, _COUNTS = ".vectors.npy", ".extents.npy", ".windows.npy", ".counts.npy"
-_ARRAYS = (_VECTORS, _EXTENTS, _WINDOWS, _COUNTS)
 _ABOUT = ".json"
+"""A stored index's description: its format, size, fingerprint and the names of its arrays."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,11 +131,12 @@ def load_stored_index(cache_dir: Path, key: str, corpus: Corpus, params: WindowP
         about = json.loads((folder / (key + _ABOUT)).read_text(encoding="utf-8"))
         if not isinstance(about, dict) or about.get("format") != FORMAT:
             return None
-        vectors = np.load(folder / (key + _VECTORS), mmap_mode="r", allow_pickle=False)
-        extents = np.load(folder / (key + _EXTENTS), allow_pickle=False)
-        cuts = np.load(folder / (key + _WINDOWS), allow_pickle=False)
-        counts = np.load(folder / (key + _COUNTS), allow_pickle=False)
-    except (OSError, ValueError, TypeError, AttributeError):
+        arrays = about["arrays"]
+        vectors = np.load(folder / arrays["vectors"], mmap_mode="r", allow_pickle=False)
+        extents = np.load(folder / arrays["extents"], allow_pickle=False)
+        cuts = np.load(folder / arrays["windows"], allow_pickle=False)
+        counts = np.load(folder / arrays["counts"], allow_pickle=False)
+    except Exception:  # absent, cut short, damaged, replaced meanwhile: the usual way (which stores anew)
         return None
     count, dimension = about.get("windows"), about.get("dimension")
     if vectors.dtype != np.float32 or vectors.shape != (count, dimension):
@@ -145,6 +146,8 @@ def load_stored_index(cache_dir: Path, key: str, corpus: Corpus, params: WindowP
         return None
     if {extents.dtype, cuts.dtype, counts.dtype} != {np.dtype(np.int64)}:
         return None
+    with contextlib.suppress(OSError):
+        os.utime(folder / (key + _ABOUT))  # in use: the last to be forgotten (a read-only cache: still)
     window_set = _window_set(corpus, params, cuts, counts)
     return StoredIndex(window_set, vectors, extents[0], extents[1], str(about.get("fingerprint")))
 
@@ -178,22 +181,29 @@ def store_index(cache_dir: Path, key: str, index: VectorIndex, fingerprint: str,
         len(windows), 4
     )
     vectors, token_counts, chars_read = index.stored_arrays()
-    about = {"format": FORMAT, "windows": index.window_count, "dimension": index.dimension}
     folder = cache_dir / INDEX_FOLDER
+    # Arrays under names of this write's own, which its description names: renaming the description
+    # over the last one puts every array of this write in place at once, so a reader (or a writer
+    # killed half-way) never pairs one write's vectors with another's fingerprint.
+    written = f"{key}.{os.getpid()}-{time.time_ns()}"
     arrays = {
-        _VECTORS: vectors,
-        _EXTENTS: np.stack([token_counts, chars_read]),
-        _WINDOWS: np.ascontiguousarray(cuts.T),
-        _COUNTS: counts,
+        "vectors": vectors,
+        "extents": np.stack([token_counts, chars_read]),
+        "windows": np.ascontiguousarray(cuts.T),
+        "counts": counts,
     }
+    names = {name: f"{written}.{name}.npy" for name in arrays}
+    about = {"format": FORMAT, "windows": index.window_count, "dimension": index.dimension}
+    text = json.dumps({**about, "fingerprint": fingerprint, "arrays": names}).encode()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for suffix, array in arrays.items():
-            _write_whole(folder / (key + suffix), functools.partial(_save_array, array=array))
-        text = json.dumps({**about, "fingerprint": fingerprint}).encode()
-        _write_whole(folder / (key + _ABOUT), lambda handle: handle.write(text))
+        make_private_folder(folder)
+        for name, array in arrays.items():
+            write_privately(folder / names[name], functools.partial(_save_array, array=array))
+        write_privately(folder / (key + _ABOUT), lambda handle: handle.write(text))
     except OSError:
-        forget_index(folder, key)
+        for name in names.values():
+            with contextlib.suppress(OSError):
+                (folder / name).unlink(missing_ok=True)
         return False
     _forget_old_indexes(folder)
     return True
@@ -203,34 +213,23 @@ def _save_array(handle: BinaryIO, array: np.ndarray) -> None:
     np.save(handle, array)
 
 
-def _write_whole(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Write ``path`` through a temporary file renamed over it, so no reader sees half of it."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    try:
-        with temporary.open("wb") as handle:
-            write(handle)
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
-        raise
-
-
 def forget_index(folder: Path, key: str) -> None:
-    """Delete the index stored under ``key``, its description first."""
-    for suffix in (_ABOUT, *_ARRAYS):
-        with contextlib.suppress(OSError):
-            (folder / (key + suffix)).unlink(missing_ok=True)
+    """Delete the index stored under ``key``: its description first, then every array of the key's."""
+    with contextlib.suppress(OSError):
+        (folder / (key + _ABOUT)).unlink(missing_ok=True)
+        for array in folder.glob(f"{key}.*.npy"):
+            array.unlink(missing_ok=True)
 
 
 def stored_indexes(cache_dir: Path) -> list[tuple[str, int]]:
-    """The keys of the indexes stored in ``cache_dir`` and their sizes in bytes, newest first."""
+    """The keys of the indexes stored in ``cache_dir`` and the bytes each takes (its arrays of every
+    write, a half-written one's too), the most recently used first."""
     folder = cache_dir / INDEX_FOLDER
     found: list[tuple[str, int, int]] = []
     try:
         for about in folder.glob("*" + _ABOUT):
             key = about.name.removesuffix(_ABOUT)
-            size = sum(_size(folder / (key + suffix)) for suffix in (_ABOUT, *_ARRAYS))
+            size = _size(about) + sum(_size(array) for array in folder.glob(f"{key}.*.npy"))
             found.append((key, size, about.stat().st_mtime_ns))
     except OSError:
         return []
@@ -245,15 +244,20 @@ def _size(path: Path) -> int:
 
 
 def _forget_old_indexes(folder: Path) -> None:
-    """Keep the :data:`KEPT_INDEXES` most recent indexes; delete the rest and stray temporary files."""
+    """Keep the :data:`KEPT_INDEXES` most recently used indexes; delete the rest, the arrays no
+    description names (an earlier write's, once a minute old: a reader may have just opened them) and
+    temporary files an hour old (a writer killed mid-write)."""
     for key, _ in stored_indexes(folder.parent)[KEPT_INDEXES:]:
         forget_index(folder, key)
-    hour_ago = time.time() - 3600
+    named: set[str] = set()
+    with contextlib.suppress(OSError):
+        for about in folder.glob("*" + _ABOUT):
+            with contextlib.suppress(Exception):
+                named.update(json.loads(about.read_text(encoding="utf-8"))["arrays"].values())
+    now = time.time()
     with contextlib.suppress(OSError):
         for stray in folder.iterdir():
-            # A writer killed mid-write leaves a temporary file, or arrays without their description.
-            name = stray.name
-            key = next((name.removesuffix(suffix) for suffix in _ARRAYS if name.endswith(suffix)), name)
-            orphan = key != name and not (folder / (key + _ABOUT)).exists()
-            if (name.endswith(".tmp") or orphan) and stray.stat().st_mtime < hour_ago:
+            age = now - stray.stat().st_mtime
+            unnamed = stray.suffix == ".npy" and stray.name not in named and age > 60
+            if unnamed or (stray.suffix == ".tmp" and age > 3600):
                 stray.unlink(missing_ok=True)

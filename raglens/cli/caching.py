@@ -18,7 +18,7 @@ from raglens.display import describe_age
 from raglens.errors import BadInputError, CacheUnreadableError, CacheUnwritableError
 from raglens.locations import ONNX_FOLDER
 from raglens.printable import printable_name
-from raglens.stored_index import INDEX_FOLDER, forget_index, stored_indexes
+from raglens.stored_index import INDEX_FOLDER, stored_indexes
 from raglens.vector_cache import CACHE_FILE_NAME, CacheInfo, VectorCache
 
 
@@ -217,25 +217,34 @@ def _remove_rejected_exports(directory: Path) -> None:
 
 
 def _remove_readings(directory: Path) -> int:
-    """Delete the memos of files as last read (copies of corpora's texts); how many there were."""
-    removed = 0
-    for path, _ in memo_files(directory):
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            continue
-        except OSError as error:
-            raise CacheUnwritableError(f"could not remove {printable_name(str(path))}: {error}") from error
-        removed += 1
-    return removed
+    """Delete the memos of files as last read (copies of corpora's texts) and whatever a killed writer
+    left beside them; how many memos there were."""
+    count = len(memo_files(directory))
+    _empty_folder(directory / MEMO_FOLDER)
+    return count
 
 
 def _remove_indexes(directory: Path) -> int:
-    """Delete the stored complete indexes; how many there were."""
-    indexes = stored_indexes(directory)
-    for key, _ in indexes:
-        forget_index(directory / INDEX_FOLDER, key)
-    return len(indexes)
+    """Delete the stored complete indexes and whatever a killed writer left beside them; how many
+    indexes there were."""
+    count = len(stored_indexes(directory))
+    _empty_folder(directory / INDEX_FOLDER)
+    return count
+
+
+def _empty_folder(folder: Path) -> None:
+    """Delete every file in ``folder`` (the cache's own: nothing else is kept there)."""
+    try:
+        files = [path for path in folder.iterdir() if path.is_file() or path.is_symlink()]
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise CacheUnwritableError(f"could not list {printable_name(str(folder))}: {error}") from error
+    for path in files:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as error:
+            raise CacheUnwritableError(f"could not remove {printable_name(str(path))}: {error}") from error
 
 
 def _report_warnings(cache: VectorCache) -> None:

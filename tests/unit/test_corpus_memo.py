@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import time
@@ -141,7 +142,10 @@ def test_a_damaged_or_foreign_memo_is_ignored(tmp_path: Path, damage: str) -> No
     assert recalled == scan_corpus(root, options)
 
 
-def test_a_memo_that_cannot_be_written_loses_nothing_but_time(tmp_path: Path) -> None:
+def test_a_memo_that_cannot_be_written_loses_nothing_but_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -LATER_NS)  # every file counts as settled
     root = tmp_path / "corpus"
     _tree(root)
     blocked = tmp_path / "a file"
@@ -204,8 +208,100 @@ def test_the_identity_names_every_file_as_read_or_nothing(tmp_path: Path) -> Non
     memo = load_memo(memo_path(cache, root, CorpusOptions()), root, _settled_clock)
     changed = scan_corpus(root, CorpusOptions(), memo)
     assert corpus_memo.corpus_identity(changed, memo) not in (None, identity), "a file written since"
-    racy = load_memo(memo_path(cache, root, CorpusOptions()), root, lambda: 0)  # everything just changed
+    # A file read afresh now that changed just now (by this clock) is not named: nor is its corpus.
+    _rewrite_keeping_size_and_mtime(root / "a.py", "def drain_pending_jobs():\n    return 3\n")
+    racy = load_memo(memo_path(cache, root, CorpusOptions()), root, lambda: 0)
     assert corpus_memo.corpus_identity(scan_corpus(root, CorpusOptions(), racy), racy) is None
+    assert "a.py" not in racy.kept and "docs/guide.md" in racy.kept, "what is recalled was settled then"
+
+
+def test_files_written_just_before_the_scan_name_no_corpus_and_keep_no_memo(tmp_path: Path) -> None:
+    """The real clock: the tree is written now, so every file is racily clean for the next 2 s."""
+    root, cache = tmp_path / "corpus", tmp_path / "cache"
+    _tree(root)
+    scan = scan_remembering(root, CorpusOptions(), cache)
+    assert scan.corpus.identity is None and scan.memo_to_save is None
+    assert scan.corpus == scan_corpus(root, CorpusOptions())
+
+
+def test_a_file_written_while_it_is_read_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from raglens import corpus
+
+    root = tmp_path / "corpus"
+    _tree(root)
+    real_read = corpus._read_regular
+
+    def read_then_write(full: Path, rel_path: str, *rest: object) -> object:
+        reading = real_read(full, rel_path, *rest)  # type: ignore[arg-type]
+        if rel_path == "a.py":
+            full.write_text("written after the read, before the second look\n")
+        return reading
+
+    monkeypatch.setattr(corpus, "_read_regular", read_then_write)
+    memo = load_memo(tmp_path / "none.memo", root, _settled_clock)
+    scan_corpus(root, CorpusOptions(), memo)
+    assert "a.py" not in memo.kept and "docs/guide.md" in memo.kept
+
+
+def test_a_future_modification_time_does_not_keep_a_file_out(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    _tree(root)
+    os.utime(root / "a.py", ns=(0, time.time_ns() + LATER_NS))  # an archive made on a fast clock
+    memo = load_memo(tmp_path / "none.memo", root, lambda: time.time_ns() + 10 * corpus_memo.RACY_NS)
+    scan_corpus(root, CorpusOptions(), memo)
+    assert "a.py" in memo.kept, "only the change time, which the system sets, says a file is recent"
+
+
+def test_a_single_file_has_no_memo_and_leaves_its_folders_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -LATER_NS)
+    root, cache = tmp_path / "corpus", tmp_path / "cache"
+    _tree(root)
+    folder = scan_remembering(root, CorpusOptions(), cache)
+    assert folder.memo_to_save is not None and folder.memo_to_save.save()
+    one = scan_remembering(root / "a.py", CorpusOptions(), cache)
+    assert one.memo_to_save is None and one.corpus.identity is None
+    assert scan_remembering(root, CorpusOptions(), cache).memo_to_save is None, "the folder's memo stands"
+    memo = memo_path(cache, root.resolve(), CorpusOptions())
+    assert memo.stat().st_mode & 0o777 == 0o600, "a copy of the texts only their owner reads"
+    assert memo.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_file_read_but_not_kept_does_not_rewrite_the_memo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -LATER_NS)
+    root, cache = tmp_path / "corpus", tmp_path / "cache"
+    _tree(root)
+    (root / "gone.md").symlink_to(root / "nowhere.md")  # looked at afresh every time, never kept
+    first = scan_remembering(root, CorpusOptions(), cache)
+    assert first.memo_to_save is not None and first.memo_to_save.save()
+    assert scan_remembering(root, CorpusOptions(), cache).memo_to_save is None
+
+
+READING_PIN = "ebd7c93c06f223c8"
+
+
+def test_what_files_read_to_is_the_reading_memos_were_made_with(tmp_path: Path) -> None:
+    """Files are recalled from the memo instead of read: a change to what a file reads to (decoding,
+    the skip rules) must raise ``corpus.READ_FORMAT``, and then this pin, or old memos lend old texts."""
+    from raglens.corpus import READ_FORMAT
+
+    root = tmp_path / "corpus"
+    _tree(root)
+    (root / "crlf.txt").write_bytes(b"one\r\ntwo\rthree\n")
+    (root / "bundle.js").write_text("x" * 20_000 + "\n")
+    (root / "data.csv").write_text("1,2,3,4,5,6,7,8,9\n" * 200)
+    (root / "bom.md").write_bytes("\ufeff# Title\n".encode())
+    (root / "bad.txt").write_bytes(b"ok \xff\xfe bytes\n")
+    corpus = scan_corpus(root, CorpusOptions(max_file_bytes=1000))
+    readings = [(f.path, f.text, f.encoding, f.size_bytes, f.decoding_note) for f in corpus.files]
+    readings += [(s.path, s.reason.value, s.detail) for s in corpus.skipped]  # type: ignore[misc]
+    pin = hashlib.sha256(repr(readings).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    assert (READ_FORMAT, pin) == (1, READING_PIN), (
+        "what files read to changed: raise READ_FORMAT, then this pin"
+    )
 
 
 FILE_CONTENTS = st.one_of(

@@ -4,6 +4,7 @@ taken by a run only from the model that made them."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -28,7 +29,7 @@ from raglens.stored_index import (
     store_index,
     stored_indexes,
 )
-from raglens.windows import Unit, WindowParams, WindowSet, cut_window_set
+from raglens.windows import Unit, WindowParams, WindowSet, cut_window_set, cut_windows
 from tests.conftest import SAMPLE_CORPUS
 from tests.unit.test_run import DIMENSION, PARAMS, Started
 
@@ -60,6 +61,7 @@ def test_a_stored_index_reads_back_row_for_row(tmp_path: Path) -> None:
     stored = load_stored_index(tmp_path, "k1", CORPUS, PARAMS)
     assert stored is not None and stored.fingerprint == FINGERPRINT
     taken = VectorIndex.from_stored(windows.windows, stored)
+    assert isinstance(stored.vectors, np.memmap), "read where they lie, not copied"
     assert taken.is_complete and taken.dimension == DIMENSION
     assert np.array_equal(taken.snapshot().vectors, index.snapshot().vectors)
     assert [taken.extent(row) for row in range(5)] == [index.extent(row) for row in range(5)]
@@ -70,24 +72,53 @@ def test_a_stored_index_reads_back_row_for_row(tmp_path: Path) -> None:
         VectorIndex.from_stored(windows.windows[:-1], stored)
 
 
-@pytest.mark.parametrize(
-    "damage", ["no description", "no vectors", "cut short", "other shape", "other format"]
-)
+def array_of(folder: Path, name: str) -> Path:
+    """The file of the stored index ``k``'s array ``name``, as its description names it."""
+    return folder / json.loads((folder / "k.json").read_text())["arrays"][name]
+
+
+DAMAGES = ["no description", "no vectors", "cut short", "empty", "other shape", "other format", "garbage"]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
 def test_a_stored_index_not_whole_is_not_taken(tmp_path: Path, damage: str) -> None:
     assert store_index(tmp_path, "k", complete_index(window_set()), FINGERPRINT, CORPUS)
     folder = tmp_path / INDEX_FOLDER
     if damage == "no description":
         (folder / "k.json").unlink()
     elif damage == "no vectors":
-        (folder / "k.vectors.npy").unlink()
+        array_of(folder, "vectors").unlink()
     elif damage == "cut short":
-        data = (folder / "k.vectors.npy").read_bytes()
-        (folder / "k.vectors.npy").write_bytes(data[: len(data) // 2])
+        data = array_of(folder, "vectors").read_bytes()
+        array_of(folder, "vectors").write_bytes(data[: len(data) // 2])
+    elif damage == "empty":  # a power cut after the rename of an unsynced file
+        array_of(folder, "counts").write_bytes(b"")
     elif damage == "other shape":
-        np.save(folder / "k.extents.npy", np.zeros((2, 3), np.int64))
+        np.save(array_of(folder, "extents"), np.zeros((2, 3), np.int64))
+    elif damage == "garbage":
+        (folder / "k.json").write_text("[1, 2")
     else:
         (folder / "k.json").write_text('{"format": 0}')
     assert load_stored_index(tmp_path, "k", CORPUS, PARAMS) is None
+
+
+def test_a_rewrite_never_pairs_one_writes_arrays_with_anothers_fingerprint(tmp_path: Path) -> None:
+    windows = window_set()
+    assert store_index(tmp_path, "k", complete_index(windows, seed=1), FINGERPRINT, CORPUS)
+    first = load_stored_index(tmp_path, "k", CORPUS, PARAMS)
+    assert first is not None
+    other = complete_index(windows, seed=2)
+    assert store_index(tmp_path, "k", other, "e" * 64, CORPUS)  # the model's files changed
+    second = load_stored_index(tmp_path, "k", CORPUS, PARAMS)
+    assert second is not None and second.fingerprint == "e" * 64
+    assert np.array_equal(second.vectors, other.snapshot().vectors)
+    assert np.array_equal(np.asarray(first.vectors), complete_index(windows, seed=1).snapshot().vectors), (
+        "the first write's arrays, mapped before the second, are still the first's"
+    )
+    names = json.loads((tmp_path / INDEX_FOLDER / "k.json").read_text())["arrays"].values()
+    assert all((tmp_path / INDEX_FOLDER / name).stat().st_mode & 0o777 == 0o600 for name in names)
+    assert (tmp_path / INDEX_FOLDER / "k.json").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / INDEX_FOLDER).stat().st_mode & 0o777 == 0o700
 
 
 def test_an_incomplete_index_is_never_stored(tmp_path: Path) -> None:
@@ -115,15 +146,16 @@ def test_the_key_names_the_files_the_settings_and_the_model() -> None:
 @pytest.mark.parametrize(
     ("params", "digest"),
     [
-        (WindowParams(Unit.CHARS, 1000, 200), "dce765c02fc5aeba"),
-        (WindowParams(Unit.WORDS, 200, 20), "3e328d97de79dafc"),
-        (WindowParams(Unit.LINES, 40, 5), "e5bf6bdc5be687f3"),
+        (WindowParams(Unit.CHARS, 1000, 200), "1c9a1f0e6f1612b1"),
+        (WindowParams(Unit.WORDS, 200, 20), "c0ad690161ba43c6"),
+        (WindowParams(Unit.LINES, 40, 5), "31e341bcf7dbd9dd"),
     ],
 )
 def test_the_cut_is_the_one_stored_indexes_were_cut_with(params: WindowParams, digest: str) -> None:
     """Windows are stored with their index and taken without cutting again: a change to how windows
     are cut must raise ``stored_index.CUT_FORMAT``, and then this pin, or old indexes lend old windows."""
-    windows = cut_window_set(CORPUS, params).windows
+    crlf = "first line\r\nsecond\rthird, a longer line of words\n" * 120  # the line index's other branch
+    windows = [*cut_window_set(CORPUS, params).windows, *cut_windows("crlf.txt", crlf, params)]
     cut = hashlib.sha256(repr([(w.path, w.start, w.end, w.line_start, w.line_end) for w in windows]).encode())
     assert (CUT_FORMAT, cut.hexdigest()[:16]) == (1, digest), (
         "the cut changed: raise CUT_FORMAT, then this pin"
@@ -162,13 +194,15 @@ def test_only_the_most_recent_indexes_are_kept(tmp_path: Path) -> None:
         assert store_index(tmp_path, f"k{number}", index, FINGERPRINT, CORPUS)
         about = tmp_path / INDEX_FOLDER / f"k{number}.json"
         os.utime(about, ns=(number * 10**9, number * 10**9))
-    (tmp_path / INDEX_FOLDER / "orphan.vectors.npy").write_bytes(b"half")  # its writer was killed
-    os.utime(tmp_path / INDEX_FOLDER / "orphan.vectors.npy", ns=(0, 0))
+    (tmp_path / INDEX_FOLDER / "orphan.1-2.vectors.npy").write_bytes(b"half")  # its writer was killed
+    os.utime(tmp_path / INDEX_FOLDER / "orphan.1-2.vectors.npy", ns=(0, 0))
     store_index(tmp_path, "newest", index, FINGERPRINT, CORPUS)
     kept = [key for key, _ in stored_indexes(tmp_path)]
     assert len(kept) == KEPT_INDEXES and kept[0] == "newest" and "k0" not in kept
-    assert not (tmp_path / INDEX_FOLDER / "orphan.vectors.npy").exists()
-    assert not (tmp_path / INDEX_FOLDER / "k0.vectors.npy").exists(), "all of a forgotten index goes"
+    assert not (tmp_path / INDEX_FOLDER / "orphan.1-2.vectors.npy").exists()
+    described = {path.name.split(".")[0] for path in (tmp_path / INDEX_FOLDER).glob("*.npy")}
+    assert described == set(kept), "only arrays a description names are left"
+    assert not list((tmp_path / INDEX_FOLDER).glob("k0.*")), "all of a forgotten index goes"
 
 
 def run_with_stored(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import pytest
 from raglens.embedding import normalize_rows
 from raglens.embedding_events import ReadingExtent
 from raglens.fingerprint import ModelFingerprint
+from raglens.stored_index import INDEX_FOLDER
 from raglens.vector_cache import CACHE_FILE_NAME, ModelCache, VectorCache
 from tests.conftest import REPO_ROOT, SAMPLE_CORPUS
 
@@ -50,16 +52,27 @@ def warnings_of(run: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in run.stderr.splitlines() if line.startswith("raglens: warning:")]
 
 
+def forget_stored_indexes(cache_dir: Path) -> None:
+    """Delete the complete indexes a search stores (``stored_index``): with one for the unchanged
+    sample corpus in place, a search takes it whole and reads no row of the SQLite cache at all."""
+    shutil.rmtree(cache_dir / INDEX_FOLDER, ignore_errors=True)
+
+
 def test_damaged_rows_are_said_and_replaced_not_embedded_again_on_every_run(tmp_path: Path) -> None:
     """Every stored vector set to NaN: three runs said "0 of 66 from the cache" and embedded all 66."""
     assert cache_use(search(tmp_path)) == {"from_cache": 0, "embedded": 66}
     nan = np.full(64, np.nan, dtype="<f4").tobytes()
     with sqlite3.connect(tmp_path / CACHE_FILE_NAME) as connection:
         connection.execute("UPDATE vectors SET vector = ?", (nan,))
+    taken = search(tmp_path)  # the sample corpus's files are long settled: its index was stored
+    assert "from the index kept" in taken.stderr, "the stored index, sound, read no damaged row"
+    assert cache_use(taken) == {"from_cache": 66, "embedded": 0} and warnings_of(taken) == []
+    forget_stored_indexes(tmp_path)
     first = search(tmp_path)
     assert cache_use(first) == {"from_cache": 0, "embedded": 66}
     (warning,) = warnings_of(first)
     assert "66 stored vector(s)" in warning and "damaged" in warning and "replaced" in warning
+    forget_stored_indexes(tmp_path)
     second = search(tmp_path)
     assert cache_use(second) == {"from_cache": 66, "embedded": 0}, "the damaged rows were replaced"
     assert warnings_of(second) == []
@@ -84,6 +97,7 @@ def test_a_wrong_dimension_with_no_vector_to_tell_is_corrected_when_the_engine_s
     with sqlite3.connect(tmp_path / CACHE_FILE_NAME) as connection:
         connection.execute("UPDATE models SET dimension = 10")
         connection.execute("DELETE FROM vectors")
+    forget_stored_indexes(tmp_path)
     run = search(tmp_path)
     assert cache_use(run) == {"from_cache": 0, "embedded": 66}
     (warning,) = warnings_of(run)

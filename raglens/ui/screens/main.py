@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from raglens.windows import WindowParams
 
 
+FREEING_MEMORY = "free-memory"
 LONG_LIVED_WORKERS = frozenset({"embedder", "grid", "controls"})
 """Worker groups that run for as long as a process does, or wait on one: the heap is settled while
 they run (they hold only what lives as long)."""
@@ -165,13 +166,22 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             return
         gc.collect()
         gc.freeze()
-        give_back_free_memory()  # the old corpus's pages, freed now, in the reading thread's arena
+        self.trim_free_memory()  # the old corpus's pages, freed now, in the reading thread's arena
+
+    @work(thread=True, group=FREEING_MEMORY, exit_on_error=False, description="giving memory back")
+    def trim_free_memory(self) -> None:
+        """``malloc_trim``, off the event loop: it walks every arena, 70-360 ms after a re-scan at 100k
+        windows, and ctypes lets the GIL go while it runs."""
+        give_back_free_memory()
 
     @property
     def settling(self) -> bool:
-        """Whether a settling of the heap is due: it waits for the running workers to end and for the
-        corpus pane to let the last corpus's nodes go."""
-        return self._settle_timer is not None
+        """Whether a settling of the heap is due or under way: it waits for the running workers to end
+        and for the corpus pane to let the last corpus's nodes go, then gives the pages back."""
+        freeing = any(
+            worker.group == FREEING_MEMORY and not worker.is_finished for worker in self.app.workers
+        )
+        return self._settle_timer is not None or freeing
 
     def settle_heap_soon(self) -> None:
         """Settle the heap when the workers are done; once, however often it is asked meanwhile."""

@@ -52,6 +52,24 @@ def make_tree(tmp_path: Path) -> MakeTree:
     return make
 
 
+@pytest.fixture
+def files_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every path the corpus reader reads from disk (rather than recalls from the memo of files as
+    last read), in order; files just written count as settled (no 2 s racily-clean wait)."""
+    from raglens import corpus, corpus_memo
+
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)
+    read: list[str] = []
+    real_read = corpus._read_regular
+
+    def counted(full: Path, rel_path: str, *rest: object) -> object:
+        read.append(rel_path)
+        return real_read(full, rel_path, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(corpus, "_read_regular", counted)
+    return read
+
+
 def _export_once(tmp_path_factory: pytest.TempPathFactory, *, trace: bool):  # type: ignore[no-untyped-def]
     from raglens.fingerprint import fingerprint_model
     from raglens.onnx_model import export_model, export_path

@@ -325,19 +325,9 @@ def test_cache_info_and_clear_without_the_model(capsys: pytest.CaptureFixture[st
 
 
 def test_a_search_reads_only_the_files_changed_since_the_last(
-    capsys: pytest.CaptureFixture[str], make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], make_tree: MakeTree, files_read: list[str], tmp_path: Path
 ) -> None:
-    from raglens import corpus, corpus_memo
-
-    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)  # files just written count as settled
-    read: list[str] = []
-    real_read = corpus._read_regular
-
-    def counted(full: Path, rel_path: str, *args: object) -> object:
-        read.append(rel_path)
-        return real_read(full, rel_path, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(corpus, "_read_regular", counted)
+    read = files_read
     root = make_tree({"a.md": "alpha beta gamma\n", "b.md": "delta epsilon\n", "c.md": "zeta\n"})
     cache = ["--cache-dir", str(tmp_path / "cache")]
     argv = ["search", str(root), "alpha", "-q", "--json", "--embedder-factory", "tests.fakes:HashingEmbedder"]

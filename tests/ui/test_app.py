@@ -327,19 +327,11 @@ async def test_a_relaunch_on_unchanged_files_takes_the_stored_index_whole(
 
 
 async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_change(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, files_read: list[str]
 ) -> None:
-    from raglens import corpus, corpus_memo
+    from raglens import corpus_memo
 
-    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)  # files just copied count as settled
-    read: list[str] = []
-    real_read = corpus._read_regular
-
-    def counted(full: Path, rel_path: str, *args: object) -> object:
-        read.append(rel_path)
-        return real_read(full, rel_path, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(corpus, "_read_regular", counted)
+    read = files_read
     corpus_dir = tmp_path / "corpus"
     shutil.copytree(REPO_ROOT / "sample_corpus", corpus_dir)
     query = "what happens after a job is acknowledged"

@@ -252,14 +252,25 @@ def test_a_future_modification_time_does_not_keep_a_file_out(tmp_path: Path) -> 
     assert "a.py" in memo.kept, "only the change time, which the system sets, says a file is recent"
 
 
-def test_a_single_file_has_no_memo_and_leaves_its_folders_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _memo_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, dangling: bool = False
+) -> tuple[Path, Path]:
+    """The test tree (with a dangling symlink if asked), scanned and its memo saved, every file counting
+    as settled; the corpus folder and the cache folder."""
     monkeypatch.setattr(corpus_memo, "RACY_NS", -LATER_NS)
     root, cache = tmp_path / "corpus", tmp_path / "cache"
     _tree(root)
-    folder = scan_remembering(root, CorpusOptions(), cache)
-    assert folder.memo_to_save is not None and folder.memo_to_save.save()
+    if dangling:
+        (root / "gone.md").symlink_to(root / "nowhere.md")  # looked at afresh every time, never kept
+    first = scan_remembering(root, CorpusOptions(), cache)
+    assert first.memo_to_save is not None and first.memo_to_save.save()
+    return root, cache
+
+
+def test_a_single_file_has_no_memo_and_leaves_its_folders_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, cache = _memo_saved(tmp_path, monkeypatch)
     one = scan_remembering(root / "a.py", CorpusOptions(), cache)
     assert one.memo_to_save is None and one.corpus.identity is None
     assert scan_remembering(root, CorpusOptions(), cache).memo_to_save is None, "the folder's memo stands"
@@ -271,12 +282,7 @@ def test_a_single_file_has_no_memo_and_leaves_its_folders_alone(
 def test_a_file_read_but_not_kept_does_not_rewrite_the_memo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(corpus_memo, "RACY_NS", -LATER_NS)
-    root, cache = tmp_path / "corpus", tmp_path / "cache"
-    _tree(root)
-    (root / "gone.md").symlink_to(root / "nowhere.md")  # looked at afresh every time, never kept
-    first = scan_remembering(root, CorpusOptions(), cache)
-    assert first.memo_to_save is not None and first.memo_to_save.save()
+    root, cache = _memo_saved(tmp_path, monkeypatch, dangling=True)
     assert scan_remembering(root, CorpusOptions(), cache).memo_to_save is None
 
 

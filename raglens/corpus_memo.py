@@ -22,7 +22,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
 from raglens.corpus import (
@@ -34,7 +34,7 @@ from raglens.corpus import (
     SourceFile,
     scan_corpus,
 )
-from raglens.private_files import make_private_folder, write_privately
+from raglens.private_files import forget_stale_temporaries, make_private_folder, write_privately
 
 MEMO_WORKS_HERE = os.name != "nt"
 """Windows's ``st_ctime`` is the creation time, which a write leaves: a same-size rewrite with its
@@ -167,15 +167,8 @@ def corpus_identity(corpus: Corpus, memo: ReadingMemo) -> str | None:
         entry = memo.kept.get(source.path)
         if entry is None or entry[1] != source:
             return None
-        signature = entry[0]
-        stamp = (
-            signature.size,
-            signature.modified_ns,
-            signature.changed_ns,
-            signature.inode,
-            signature.device,
-        )
-        digest.update(source.path.encode("utf-8", "surrogatepass") + b"\0" + repr(stamp).encode())
+        stamp = repr(astuple(entry[0])).encode()
+        digest.update(source.path.encode("utf-8", "surrogatepass") + b"\0" + stamp)
     return digest.hexdigest()
 
 
@@ -238,13 +231,7 @@ def _encode(root: Path, kept: dict[str, tuple[FileSignature, Reading]]) -> list[
     entries: list[list[object]] = []
     texts: list[bytes] = []
     for rel_path, (signature, reading) in kept.items():
-        stamp = [
-            signature.size,
-            signature.modified_ns,
-            signature.changed_ns,
-            signature.inode,
-            signature.device,
-        ]
+        stamp = astuple(signature)
         if isinstance(reading, SourceFile):
             text = reading.text.encode("utf-8", "surrogatepass")
             texts.append(text)
@@ -299,12 +286,9 @@ def _forget_old_memos(folder: Path) -> None:
         memos = sorted(folder.glob("*" + MEMO_SUFFIX), key=lambda memo: memo.stat().st_mtime_ns, reverse=True)
         for stale in memos[KEPT_MEMOS:]:
             stale.unlink(missing_ok=True)
-        hour_ago = time.time() - 3600
-        for temporary in folder.glob("*.tmp"):
-            if temporary.stat().st_mtime < hour_ago:  # a writer killed mid-write
-                temporary.unlink(missing_ok=True)
     except OSError:
         pass
+    forget_stale_temporaries(folder)
 
 
 def memo_files(cache_dir: Path) -> list[tuple[Path, int]]:

@@ -22,9 +22,9 @@ from raglens.pipeline_steps import (
     WindowsEmbedded,
 )
 from raglens.search import SearchResult, rank
-from raglens.stored_index import find_stored_index, store_index, take_stored_index
+from raglens.stored_index import cut_with_stored_index, store_index, take_stored_index
 from raglens.vector_cache import CachedVector, ModelCache
-from raglens.windows import WindowParams, cut_corpus, window_texts
+from raglens.windows import WindowParams, window_texts
 
 OnStep = Callable[[PipelineStep], None]
 
@@ -67,23 +67,18 @@ def build_index(
     (``corpus.identity``), the complete index is stored, and taken whole (memory-mapped) by the next
     run on the same files with the same model and windows: no text is looked up (``stored_index``).
     """
-    place = None
-    if cache is not None:
-        place = find_stored_index(cache.cache.path.parent, corpus, params, engines.choice)
-    if place is not None and place.found is not None:
-        windows = place.found.window_set.windows  # the same cut of the same files
-        on_step(WindowsCut(len(windows), params))
+    folder = cache.cache.path.parent if cache is not None else None
+    window_set, place = cut_with_stored_index(corpus, params, folder, engines.choice)
+    windows = window_set.windows
+    on_step(WindowsCut(len(windows), params))
+    if cache is not None and place is not None and place.found is not None:
         dimension = engines.for_queries().dimension  # opened for the question anyway
-        assert cache is not None
         taken = take_stored_index(place, windows, cache.fingerprint.digest, dimension)
         if taken is not None:
             on_step(IndexTaken(taken.window_count))
             on_step(IndexReady(taken.window_count, taken.dimension))
             return taken
-    else:
-        windows = cut_corpus(corpus, params)
-        on_step(WindowsCut(len(windows), params))
-    texts = window_texts(corpus, windows)
+    texts = window_set.texts if window_set.texts is not None else window_texts(corpus, windows)
     entries: list[CachedVector | None] = cache.lookup(texts) if cache is not None else [None] * len(texts)
     missing = [row for row, entry in enumerate(entries) if entry is None]
     if cache is not None:

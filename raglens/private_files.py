@@ -21,6 +21,19 @@ def make_private_folder(folder: Path) -> None:
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
+STALE_AFTER_S = 3600
+"""A temporary file this old is a writer's that was killed mid-write (a write takes seconds)."""
+
+
+def forget_stale_temporaries(folder: Path) -> None:
+    """Delete the temporary files :func:`write_privately` left in ``folder`` when killed mid-write."""
+    stale_before = time.time() - STALE_AFTER_S
+    with contextlib.suppress(OSError):
+        for temporary in folder.glob("*.tmp"):
+            if temporary.stat().st_mtime < stale_before:
+                temporary.unlink(missing_ok=True)
+
+
 def write_privately(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write ``path`` (mode 0600) with ``write``: whole, then renamed over the old; OSError if it
     could not be, with nothing left behind."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from raglens.private_files import make_private_folder, write_privately
+from raglens.private_files import forget_stale_temporaries, make_private_folder, write_privately
 from raglens.windows import Window, WindowParams, WindowSet, cut_window_set, rows_by_file
 
 if TYPE_CHECKING:
@@ -260,10 +260,9 @@ def _forget_old_indexes(folder: Path) -> None:
         for about in folder.glob("*" + _ABOUT):
             with contextlib.suppress(Exception):
                 named.update(json.loads(about.read_text(encoding="utf-8"))["arrays"].values())
-    now = time.time()
+    minute_ago = time.time() - 60
     with contextlib.suppress(OSError):
-        for stray in folder.iterdir():
-            age = now - stray.stat().st_mtime
-            unnamed = stray.suffix == ".npy" and stray.name not in named and age > 60
-            if unnamed or (stray.suffix == ".tmp" and age > 3600):
-                stray.unlink(missing_ok=True)
+        for array in folder.glob("*.npy"):
+            if array.name not in named and array.stat().st_mtime < minute_ago:
+                array.unlink(missing_ok=True)
+    forget_stale_temporaries(folder)

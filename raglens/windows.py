@@ -208,9 +208,7 @@ class WindowSet:
     file_rows: dict[str, range]
 
 
-def cut_window_set(corpus: Corpus, params: WindowParams, *, with_texts: bool = True) -> WindowSet:
-    """Cut ``corpus`` into windows with ``params``, with each file's rows (and, unless not
-    ``with_texts``, their texts)."""
+def cut_window_set(corpus: Corpus, params: WindowParams) -> WindowSet:
+    """Cut ``corpus`` into windows with ``params``, with their texts and each file's rows."""
     windows = cut_corpus(corpus, params)
-    texts = window_texts(corpus, windows) if with_texts else None
-    return WindowSet(windows, texts, rows_by_file(windows))
+    return WindowSet(windows, window_texts(corpus, windows), rows_by_file(windows))

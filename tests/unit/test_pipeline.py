@@ -5,9 +5,9 @@ import pytest
 
 from raglens.corpus import CorpusOptions
 from raglens.engine import Engines
-from raglens.pipeline import build_index, cut_corpus, read_corpus, search_index
+from raglens.pipeline import build_index, read_corpus, search_index
 from raglens.pipeline_steps import FilesFound, IndexReady, PipelineStep, WindowsCut, WindowsEmbedded
-from raglens.windows import WindowParams
+from raglens.windows import WindowParams, cut_corpus
 from tests.conftest import MakeTree
 from tests.fakes import HashingEmbedder
 

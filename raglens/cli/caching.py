@@ -14,6 +14,7 @@ from rich.text import Text
 from raglens.cli.consoles import console_for
 from raglens.cli.documents import SCHEMA_VERSION, dump
 from raglens.corpus_memo import MEMO_FOLDER, memo_files
+from raglens.diagnostics.language_tables import TABLES_FOLDER, tables_size
 from raglens.display import describe_age
 from raglens.errors import BadInputError, CacheUnreadableError, CacheUnwritableError
 from raglens.locations import ONNX_FOLDER
@@ -42,6 +43,7 @@ def info_document(
     exports: list[tuple[Path, int]],
     readings: list[tuple[Path, int]],
     indexes: list[tuple[str, int]],
+    language_tables_bytes: int,
 ) -> dict[str, Any]:
     """``raglens cache info --json``."""
     return {
@@ -66,6 +68,7 @@ def info_document(
         "onnx_exports": [{"path": str(path), "size_bytes": size} for path, size in exports],
         "corpus_readings": [{"path": str(path), "size_bytes": size} for path, size in readings],
         "stored_indexes": [{"key": key, "size_bytes": size} for key, size in indexes],
+        "language_tables_bytes": language_tables_bytes,
     }
 
 
@@ -79,6 +82,7 @@ def print_info(
     exports: list[tuple[Path, int]],
     readings: list[tuple[Path, int]],
     indexes: list[tuple[str, int]],
+    language_tables_bytes: int,
 ) -> None:
     console.print(
         Text(f"cache: {printable_name(str(info.path))} ({info.size_bytes / 1e6:.1f} MB)", style="bold")
@@ -108,6 +112,11 @@ def print_info(
         total = sum(size for _, size in indexes)
         line = Text(f"  complete indexes {total / 1e6:.1f} MB", style="bold")
         line.append(f"  {len(indexes)} stored, in {INDEX_FOLDER}/", style="dim")
+        console.print(line)
+    if language_tables_bytes:
+        # The language identifier's tables, read from these files instead of held in memory.
+        line = Text(f"  language identifier's tables {language_tables_bytes / 1e6:.1f} MB", style="bold")
+        line.append(f"  in {TABLES_FOLDER}/, made again when needed", style="dim")
         console.print(line)
 
 
@@ -196,10 +205,11 @@ def run_cache(args: argparse.Namespace, directory: Path) -> int:
     else:
         info = CacheInfo(directory / CACHE_FILE_NAME, 0, ())
     exports, readings, indexes = onnx_exports(directory), memo_files(directory), stored_indexes(directory)
+    tables = tables_size(directory)
     if args.json:
-        print(dump(info_document(info, exports, readings, indexes)))
+        print(dump(info_document(info, exports, readings, indexes, tables)))
     else:
-        print_info(stdout, info, exports, readings, indexes)
+        print_info(stdout, info, exports, readings, indexes, tables)
     return 0
 
 

@@ -19,11 +19,10 @@ from raglens.cli.searching import (
     read_corpus_named,
     stdout_kept_for_data,
 )
-from raglens.cli.settings import engine_settings, retrieval_config, top_k
+from raglens.cli.settings import engine_settings, language_check, retrieval_config, top_k
 from raglens.configuration import BM25_HAS_NO_NOISE_FLOOR, is_bm25
 from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
 from raglens.errors import BadInputError
-from raglens.model_languages import languages_of
 from raglens.windows import WindowParams
 
 
@@ -50,7 +49,7 @@ def run_probe(args: argparse.Namespace, params: WindowParams, stderr: Console) -
             engine.name,
             plan,
             noise_floor_of(prepared),
-            languages_of(config.model, args.embedder_factory),
+            language_check(config.model, args.embedder_factory, settings),
             lazy_bm25_ranker(retriever.windows, texts),
             lambda question, row: retriever.explain(
                 question, row, retriever.windows[row].text_in(texts[retriever.windows[row].path])

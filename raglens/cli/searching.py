@@ -19,7 +19,7 @@ from raglens.cli.lab_documents import diagnostics_document, prompt_document
 from raglens.cli.lab_render import print_prompt
 from raglens.cli.narration import Narrator
 from raglens.cli.render import print_search
-from raglens.cli.settings import engine_settings, retrieval_config, top_k
+from raglens.cli.settings import engine_settings, language_check, retrieval_config, top_k
 from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.corpus import Corpus, CorpusOptions
 from raglens.devices import asks_for_cpu_queries
@@ -33,7 +33,6 @@ from raglens.embedding_events import EngineInfo
 from raglens.engine import Engines
 from raglens.fingerprint import ModelFingerprint, check_max_seq_length
 from raglens.locations import cache_dir_named
-from raglens.model_languages import languages_of
 from raglens.pipeline import build_index, read_corpus
 from raglens.pipeline_steps import PipelineStep, WindowsCut, WindowsEmbedded
 from raglens.precision import precision_note, read_cpu_features
@@ -246,7 +245,7 @@ def run_search(args: argparse.Namespace, params: WindowParams, stderr: Console) 
         bm25 = None
         if dense is not None and query_identifier(args.query) is not None:
             bm25 = BM25Index(retriever.windows, texts).search(args.query, max(1, retriever.window_count))
-        languages = None if is_bm25(a.model) else languages_of(a.model, args.embedder_factory)
+        languages = language_check(a.model, args.embedder_factory, settings)
         diagnostics = diagnose_query(
             args.query, result, args.k, texts, retriever.windows, noise, expected, bm25, languages
         )

@@ -12,6 +12,7 @@ import argparse
 from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.errors import BadInputError
 from raglens.locations import cache_dir_named
+from raglens.model_languages import ModelLanguages, languages_of
 from raglens.model_names import model_source
 from raglens.run import EngineSettings
 from raglens.windows import WindowParams
@@ -53,3 +54,19 @@ def engine_settings(args: argparse.Namespace, log_path: str | None = None) -> En
         cache_dir=None if args.no_cache else str(cache_dir_named(args.cache_dir)),
         log_path=log_path,
     )
+
+
+def language_check(
+    model: str | None, embedder_factory: str | None, settings: EngineSettings
+) -> ModelLanguages | None:
+    """The languages ``model`` reads, which a question's language is checked against, with the
+    language identifier loaded over its tables in the cache folder; None for a model of unknown or
+    many languages (nothing is checked, nothing loaded)."""
+    languages = None if is_bm25(model) else languages_of(model, embedder_factory)
+    if languages is not None and languages.codes is not None:
+        from pathlib import Path
+
+        from raglens.diagnostics.question_language import load_identifier
+
+        load_identifier(Path(settings.cache_dir) if settings.cache_dir is not None else None)
+    return languages

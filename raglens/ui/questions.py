@@ -30,6 +30,7 @@ from raglens.ui.widgets.score_strip import ScoreStrip
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from concurrent.futures import Future
+    from pathlib import Path
 
     import numpy as np
 
@@ -119,17 +120,20 @@ class Questions(ExplorerScreen):
             self.post_message(ControlsEmbedded({q: v for q, v in answered.items() if v is not None}))
 
     @work(thread=True, exclusive=True, group="languages", exit_on_error=False, description="languages")
-    def load_language_identifier(self, model: str | None, embedder_factory: str | None) -> None:
-        """Load the language identifier (~0.7 s), which says when a question's noise verdict means
-        nothing; until it is loaded, rankings go without the language check rather than wait. Not
-        loaded for a model whose languages are not known (nothing to check against)."""
+    def load_language_identifier(
+        self, model: str | None, embedder_factory: str | None, cache_dir: Path | None
+    ) -> None:
+        """Load the language identifier (over its tables in ``cache_dir``, unpacked there the first
+        time, ~0.7 s), which says when a question's noise verdict means nothing; until it is loaded,
+        rankings go without the language check rather than wait. Not loaded for a model whose
+        languages are not known (nothing to check against)."""
         from raglens.diagnostics.question_language import load_identifier
         from raglens.model_languages import languages_of
 
         if languages_of(model, embedder_factory) is None:
             return
         try:
-            load_identifier()
+            load_identifier(cache_dir)
         except Exception as error:  # a damaged install: the explorer works without the check
             self.post_message(LanguageIdentifierReady(f"{type(error).__name__}: {error}"))
             return
@@ -343,7 +347,8 @@ class Questions(ExplorerScreen):
             self.submit_query()
         self.ask_control_questions()
         model = (self.a.config.model, self.config.engine.embedder_factory)
-        self.call_after_refresh(self.load_language_identifier, *model)  # after the first frame: numpy
+        # After the first frame: numpy.
+        self.call_after_refresh(self.load_language_identifier, *model, self.cache_dir)
 
     def ask_again(self) -> None:
         """A's engine (re)opened: ask what its process was not asked, or asked and lost."""

@@ -1,0 +1,109 @@
+"""The language identifier over its tables kept in the cache folder: the library's own answers, without
+its ~75 MiB held in memory."""
+
+from __future__ import annotations
+
+import gc
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from raglens.diagnostics import language_tables
+from raglens.diagnostics.language_tables import (
+    TABLES_FOLDER,
+    StoredEntries,
+    StoredRows,
+    identifier_from_tables,
+    tables_size,
+)
+from tests.unit.diagnostics.test_question_language import ENGLISH, OTHER
+
+
+@pytest.fixture(scope="module")
+def library() -> Any:
+    """py3langid's identifier loaded its own way, the oracle."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+@pytest.fixture(scope="module")
+def kept(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return identifier_from_tables(tmp_path_factory.mktemp("cache"))
+
+
+def table_files(cache_dir: Path) -> list[Path]:
+    return sorted((cache_dir / TABLES_FOLDER).rglob("*.npy"))
+
+
+@pytest.mark.parametrize("text", [*ENGLISH, *(question for question, _ in OTHER), "", "ok", "日本語"])
+def test_the_kept_tables_answer_as_the_library_does(text: str, library: Any, kept: Any) -> None:
+    assert kept.classify(text) == library.classify(text)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(text=st.text(max_size=120))
+def test_any_text_is_classified_as_the_library_does(text: str, library: Any, kept: Any) -> None:
+    assert kept.classify(text) == library.classify(text)
+
+
+def test_the_large_tables_are_read_from_their_files_not_held(kept: Any) -> None:
+    assert isinstance(kept.tk_nextmove, StoredEntries)
+    assert isinstance(kept.nb_ptc, StoredRows)
+
+
+def test_the_tables_are_unpacked_once_then_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unpacked = []
+    unpack = language_tables.unpack_tables
+    monkeypatch.setattr(language_tables, "unpack_tables", lambda path: unpacked.append(path) or unpack(path))
+    first = identifier_from_tables(tmp_path)
+    second = identifier_from_tables(tmp_path)
+    assert len(unpacked) == 1
+    assert first.classify("wie kann ich das machen") == second.classify("wie kann ich das machen")
+    assert len(table_files(tmp_path)) == 6
+    assert tables_size(tmp_path) == sum(path.stat().st_size for path in table_files(tmp_path)) > 60_000_000
+
+
+def test_a_table_cut_short_is_unpacked_anew(tmp_path: Path, library: Any) -> None:
+    identifier_from_tables(tmp_path)
+    [moves] = [path for path in table_files(tmp_path) if path.name == "moves.npy"]
+    whole = moves.stat().st_size
+    with moves.open("r+b") as handle:
+        handle.truncate(whole // 2)  # a power cut, or a disk that filled, mid-write
+    again = identifier_from_tables(tmp_path)
+    assert isinstance(again.tk_nextmove, StoredEntries)
+    assert moves.stat().st_size == whole
+    assert again.classify("¿cómo se reintentan los trabajos?") == library.classify(
+        "¿cómo se reintentan los trabajos?"
+    )
+
+
+def test_where_no_table_can_be_kept_the_library_loads_its_own(tmp_path: Path, library: Any) -> None:
+    not_a_folder = tmp_path / "cache"
+    not_a_folder.write_text("a file where the cache folder would be")
+    identifier = identifier_from_tables(not_a_folder)
+    assert not isinstance(identifier.tk_nextmove, StoredEntries)
+    assert identifier.classify("wo ist der Fehler") == library.classify("wo ist der Fehler")
+    assert identifier_from_tables(None).classify("ok") == library.classify("ok")
+
+
+def test_the_tables_are_private_files_in_private_folders(tmp_path: Path) -> None:
+    identifier_from_tables(tmp_path)
+    [folder] = {path.parent for path in table_files(tmp_path)}
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(path.stat().st_mode) for path in table_files(tmp_path)} == {0o600}
+
+
+def test_an_identifier_let_go_closes_its_files(tmp_path: Path) -> None:
+    identifier_from_tables(tmp_path)  # unpacked: the next one only opens
+    before = len(os.listdir("/proc/self/fd"))
+    identifier = identifier_from_tables(tmp_path)
+    assert len(os.listdir("/proc/self/fd")) == before + 2
+    del identifier
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == before

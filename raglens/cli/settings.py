@@ -8,6 +8,7 @@ settings before the embedding process starts, and numpy loads only to check a to
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from raglens.configuration import RetrievalConfig, is_bm25
 from raglens.errors import BadInputError
@@ -60,13 +61,11 @@ def language_check(
     model: str | None, embedder_factory: str | None, settings: EngineSettings
 ) -> ModelLanguages | None:
     """The languages ``model`` reads, which a question's language is checked against, with the
-    language identifier loaded over its tables in the cache folder; None for a model of unknown or
-    many languages (nothing is checked, nothing loaded)."""
+    language identifier loaded over its tables in the cache folder where there is a check to make;
+    None for BM25 or a model whose languages are not known."""
+    from raglens.diagnostics.question_language import checks_language, load_identifier
+
     languages = None if is_bm25(model) else languages_of(model, embedder_factory)
-    if languages is not None and languages.codes is not None:
-        from pathlib import Path
-
-        from raglens.diagnostics.question_language import load_identifier
-
+    if checks_language(languages):
         load_identifier(Path(settings.cache_dir) if settings.cache_dir is not None else None)
     return languages

@@ -62,8 +62,9 @@ def load_identifier(cache_dir: Path | None = None) -> Any:
     """py3langid's identifier with normalised probabilities, loaded once: over its tables kept in
     ``cache_dir`` (~5 MiB resident, opened in milliseconds), else the library's way (~75 MiB, ~0.7 s).
 
-    The explorer loads it in a worker of its own after the first frame, so no ranking waits for it
-    (:func:`identifier_ready`); the CLI loads it before it asks, or when it first asks.
+    The first load decides for the process: a later ``cache_dir`` is not looked at. The explorer loads
+    it in a worker of its own after the first frame, and nothing asks before it is ready
+    (:func:`identifier_ready`); the CLI loads it before it asks.
     """
     global _loaded
     with _loading:
@@ -86,14 +87,23 @@ def prose_words(question: str) -> list[str]:
     return [word for word in words if _WORD.search(word) and not _IDENTIFIER.search(word)]
 
 
+def checks_language(model: ModelLanguages | None) -> bool:
+    """Whether questions to ``model`` are checked for their language: not for a model of unknown or
+    many languages (nothing to warn about), so the identifier is not loaded for one."""
+    return model is not None and model.codes is not None
+
+
 def question_language(question: str, model: ModelLanguages | None) -> QuestionLanguage | None:
     """The language ``question`` is written in, with the model's; None when either is not known."""
-    if model is None or model.codes is None:
-        return None  # a model of unknown or many languages: nothing to warn about
+    if model is None or not checks_language(model):
+        return None
     words = prose_words(question)
     if len(words) < MIN_WORDS and not _WIDE_SCRIPT.search(question):
         return None
-    code, confidence = load_identifier().classify(" ".join(words))
+    try:
+        code, confidence = load_identifier().classify(" ".join(words))
+    except (OSError, IndexError):  # its tables' files failed under it (a disk error, a file cut short)
+        return None  # no verdict: the lesser error
     letters = [letter for word in words for letter in word if letter.isalpha()]
     beyond = sum(ord(letter) > LATIN_END for letter in letters)
     other_script = bool(letters) and beyond * 2 > len(letters)  # mostly another script; a λ is not

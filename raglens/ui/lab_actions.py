@@ -321,6 +321,7 @@ class LabActions(ExplorerScreen):
         from raglens.bm25_index import lazy_bm25_ranker
         from raglens.diagnostics.noise_floor import CONTROL_QUESTIONS, measure_noise_floor
         from raglens.diagnostics.probes import ProbeContext, plan_probes, run_probes
+        from raglens.diagnostics.question_language import identifier_ready
         from raglens.model_languages import languages_of
         from raglens.search import rank
 
@@ -345,7 +346,9 @@ class LabActions(ExplorerScreen):
             model_label,
             plan,
             noise,
-            languages_of(*model),
+            # As a ranking does: until the explorer's worker has loaded the identifier over its tables,
+            # no check (here, it would load it the library's way, 75 MiB for the rest of the session).
+            languages_of(*model) if identifier_ready() else None,
             lexical,
             explain,
         )

@@ -127,10 +127,10 @@ class Questions(ExplorerScreen):
         time, ~0.7 s), which says when a question's noise verdict means nothing; until it is loaded,
         rankings go without the language check rather than wait. Not loaded for a model whose
         languages are not known (nothing to check against)."""
-        from raglens.diagnostics.question_language import load_identifier
+        from raglens.diagnostics.question_language import checks_language, load_identifier
         from raglens.model_languages import languages_of
 
-        if languages_of(model, embedder_factory) is None:
+        if not checks_language(languages_of(model, embedder_factory)):
             return
         try:
             load_identifier(cache_dir)

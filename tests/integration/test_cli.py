@@ -355,6 +355,21 @@ def test_a_search_reads_only_the_files_changed_since_the_last(
     assert "texts" not in out
 
 
+def test_cache_info_lists_the_language_identifiers_tables(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from raglens.diagnostics.language_tables import identifier_from_tables
+
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    code, out, _ = run_main(capsys, "cache", "info", "--json", *cache)
+    assert code == 0 and json.loads(out)["language_tables_bytes"] == 0
+    identifier_from_tables(tmp_path / "cache")
+    code, out, _ = run_main(capsys, "cache", "info", "--json", *cache)
+    assert json.loads(out)["language_tables_bytes"] > 60_000_000
+    code, out, _ = run_main(capsys, "cache", "info", *cache)
+    assert "language identifier's tables" in out and "languages/" in out
+
+
 def test_a_search_on_unchanged_files_takes_the_stored_index_memory_mapped(
     capsys: pytest.CaptureFixture[str], make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

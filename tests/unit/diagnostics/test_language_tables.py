@@ -6,21 +6,26 @@ from __future__ import annotations
 import gc
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from raglens.diagnostics import language_tables
+from raglens.diagnostics import question_language as question_language_module
 from raglens.diagnostics.language_tables import (
     TABLES_FOLDER,
+    LanguageTables,
     StoredEntries,
     StoredRows,
     identifier_from_tables,
     tables_size,
 )
+from raglens.diagnostics.question_language import question_language
+from raglens.model_languages import ModelLanguages
 from tests.unit.diagnostics.test_question_language import ENGLISH, OTHER
 
 
@@ -46,9 +51,9 @@ def test_the_kept_tables_answer_as_the_library_does(text: str, library: Any, kep
     assert kept.classify(text) == library.classify(text)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-@given(text=st.text(max_size=120))
-def test_any_text_is_classified_as_the_library_does(text: str, library: Any, kept: Any) -> None:
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(st.text(max_size=120), st.binary(max_size=120)))
+def test_any_text_is_classified_as_the_library_does(text: str | bytes, library: Any, kept: Any) -> None:
     assert kept.classify(text) == library.classify(text)
 
 
@@ -99,6 +104,7 @@ def test_the_tables_are_private_files_in_private_folders(tmp_path: Path) -> None
     assert {stat.S_IMODE(path.stat().st_mode) for path in table_files(tmp_path)} == {0o600}
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="counts the open files in /proc/self/fd")
 def test_an_identifier_let_go_closes_its_files(tmp_path: Path) -> None:
     identifier_from_tables(tmp_path)  # unpacked: the next one only opens
     before = len(os.listdir("/proc/self/fd"))
@@ -107,3 +113,69 @@ def test_an_identifier_let_go_closes_its_files(tmp_path: Path) -> None:
     del identifier
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def counting_unpacks(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Count the model's unpackings (~0.5 s each) from now on."""
+    unpacked: list[Path] = []
+    unpack = language_tables.unpack_tables
+    monkeypatch.setattr(language_tables, "unpack_tables", lambda path: unpacked.append(path) or unpack(path))
+    return unpacked
+
+
+def library_load_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from py3langid.langid import LanguageIdentifier
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the model was unpacked already: the library's load would unpack it again")
+
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", refused)
+
+
+def test_where_the_tables_cannot_be_written_the_unpacked_ones_are_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Any
+) -> None:
+    unpacked = counting_unpacks(monkeypatch)
+    library_load_refused(monkeypatch)
+
+    def full_disk(path: Path, write: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(language_tables, "write_privately", full_disk)
+    identifier = identifier_from_tables(tmp_path)
+    assert len(unpacked) == 1
+    assert not isinstance(identifier.tk_nextmove, StoredEntries)
+    assert identifier.classify("wo ist der Fehler") == library.classify("wo ist der Fehler")
+
+
+def test_tables_that_do_not_fit_are_held_not_written_at_every_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Any
+) -> None:
+    library_load_refused(monkeypatch)
+    monkeypatch.setattr(LanguageTables, "fit_together", lambda self: False)
+    identifier = identifier_from_tables(tmp_path)
+    assert table_files(tmp_path) == []
+    assert identifier.classify("wo ist der Fehler") == library.classify("wo ist der Fehler")
+
+
+def test_another_releases_tables_are_forgotten_when_these_are_written(tmp_path: Path) -> None:
+    old = tmp_path / TABLES_FOLDER / "0123456789abcdef"
+    old.mkdir(parents=True)
+    (old / "moves.npy").write_bytes(b"an older release's table")
+    identifier_from_tables(tmp_path)
+    assert not old.exists()
+    assert len(table_files(tmp_path)) == 6
+
+
+def test_a_table_failing_under_a_loaded_identifier_gives_no_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    english_only = ModelLanguages(frozenset({"en"}), "model card")
+    german = "wie kann ich eine Option mit einem Standardwert hinzufügen"
+    monkeypatch.setattr(question_language_module, "_loaded", identifier_from_tables(tmp_path))
+    told = question_language(german, english_only)
+    assert told is not None and told.code == "de"
+    [moves] = [path for path in table_files(tmp_path) if path.name == "moves.npy"]
+    with moves.open("r+b") as handle:
+        handle.truncate(1024)  # cut short in place under the open file
+    assert question_language(german, english_only) is None

@@ -81,9 +81,12 @@ class WindowParams:
         return f"{self.size}/{self.overlap} {self.unit.value}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Window:
-    """One window of one file: offsets into the file's text, never a copy of it."""
+    """One window of one file: offsets into the file's text, never a copy of it.
+
+    Slotted: a corpus of 100k windows holds 100k of these, 96 bytes each instead of 144.
+    """
 
     path: str
     """The file's path relative to the corpus root, with forward slashes."""

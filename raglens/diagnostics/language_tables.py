@@ -82,6 +82,7 @@ class LanguageTables:
 def _identifier(
     weights: Any, priors: Any, languages: np.ndarray, moves: Any, rows: Any, features: Any
 ) -> Any:
+    """py3langid's identifier (normalised probabilities) over these tables, held or read from files."""
     from py3langid.langid import LanguageIdentifier  # type: ignore[import-untyped]
 
     return LanguageIdentifier(

@@ -61,11 +61,11 @@ def language_check(
     model: str | None, embedder_factory: str | None, settings: EngineSettings
 ) -> ModelLanguages | None:
     """The languages ``model`` reads, which a question's language is checked against, with the
-    language identifier loaded over its tables in the cache folder where there is a check to make;
-    None for BM25 or a model whose languages are not known."""
-    from raglens.diagnostics.question_language import checks_language, load_identifier
+    language identifier's tables to be kept in the cache folder when a check first loads it; None
+    for BM25 or a model whose languages are not known."""
+    from raglens.diagnostics.question_language import checks_language, keep_tables_in
 
     languages = None if is_bm25(model) else languages_of(model, embedder_factory)
     if checks_language(languages):
-        load_identifier(Path(settings.cache_dir) if settings.cache_dir is not None else None)
+        keep_tables_in(Path(settings.cache_dir) if settings.cache_dir is not None else None)
     return languages

@@ -56,6 +56,15 @@ class QuestionLanguage:
 
 _loaded: Any = None
 _loading = threading.Lock()
+_tables_in: Path | None = None
+"""The cache folder the identifier's tables are kept in when it is loaded without one named."""
+
+
+def keep_tables_in(cache_dir: Path | None) -> None:
+    """Keep the identifier's tables in ``cache_dir`` when it is first loaded, whoever asks (the CLI:
+    loaded only when a question is long enough to check, not for ``search make_context``)."""
+    global _tables_in
+    _tables_in = cache_dir
 
 
 def load_identifier(cache_dir: Path | None = None) -> Any:
@@ -64,14 +73,15 @@ def load_identifier(cache_dir: Path | None = None) -> Any:
 
     The first load decides for the process: a later ``cache_dir`` is not looked at. The explorer loads
     it in a worker of its own after the first frame, and nothing asks before it is ready
-    (:func:`identifier_ready`); the CLI loads it before it asks.
+    (:func:`identifier_ready`); the CLI names its folder (:func:`keep_tables_in`) and it loads when a
+    question is first checked.
     """
     global _loaded
     with _loading:
         if _loaded is None:
             from raglens.diagnostics.language_tables import identifier_from_tables
 
-            _loaded = identifier_from_tables(cache_dir)
+            _loaded = identifier_from_tables(cache_dir if cache_dir is not None else _tables_in)
     return _loaded
 
 

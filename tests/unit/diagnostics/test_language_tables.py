@@ -179,3 +179,21 @@ def test_a_table_failing_under_a_loaded_identifier_gives_no_verdict(
     with moves.open("r+b") as handle:
         handle.truncate(1024)  # cut short in place under the open file
     assert question_language(german, english_only) is None
+
+
+def test_the_command_line_loads_the_identifier_only_for_a_question_it_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from raglens.cli.settings import language_check
+    from raglens.run import EngineSettings
+
+    monkeypatch.setattr(question_language_module, "_loaded", None)
+    monkeypatch.setattr(question_language_module, "_tables_in", None)
+    languages = language_check(None, None, EngineSettings(cache_dir=str(tmp_path)))  # the bundled model
+    assert languages is not None and languages.codes == frozenset({"en"})
+    assert question_language("make_context", languages) is None  # too short to check: nothing loaded
+    assert not question_language_module.identifier_ready() and table_files(tmp_path) == []
+    told = question_language("wie kann ich eine Option mit einem Standardwert hinzufügen", languages)
+    assert told is not None and told.code == "de"
+    assert len(table_files(tmp_path)) == 6, "loaded over its tables in the command's cache folder"
+    assert isinstance(question_language_module.load_identifier().tk_nextmove, StoredEntries)

@@ -10,12 +10,14 @@ class is also this module's attribute, where a spawned worker finds it when it u
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing.queues import Queue
 from typing import Any, Literal
 
@@ -100,6 +102,42 @@ def encode_in_pool(model: Any, pool: Pool, texts: list[str], batch_size: int) ->
     )
 
 
-def stop_pool(model: Any, pool: Pool) -> None:
-    """Stop the pool's workers and wait for them."""
-    model.stop_multi_process_pool(pool)
+STOP_WAIT_S = 30.0
+"""How long a worker told to stop has to exit through its interpreter before it is killed."""
+
+
+def stop_pool(model: Any, pool: Pool, tell: Callable[[int], None] | None = None) -> None:
+    """Stop the pool's workers and wait for them: the library's ``stop_multi_process_pool``, but each
+    worker's SIGTERM goes to its main thread, and one that has not exited within ``STOP_WAIT_S`` is
+    killed, so no stop waits forever.
+
+    A process-wide SIGTERM may be taken by one of torch's threads: Python then runs its handler only
+    when the main thread next runs bytecode, and that thread sleeps in a read of the input queue for
+    good (seen once in a CI run: the process that stopped the pool waited on it forever).
+    """
+    tell = tell if tell is not None else _tell_main_thread
+    processes = pool["processes"]
+    for process in processes:
+        tell(process.pid)
+    for process in processes:
+        process.join(STOP_WAIT_S)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        process.close()
+    pool["input"].cancel_join_thread()
+    pool["input"].close()
+    pool["output"].close()
+
+
+def _tell_main_thread(pid: int) -> None:
+    """SIGTERM to the main thread of process ``pid`` (Linux's ``tgkill``; elsewhere, to the process)."""
+    import ctypes
+
+    try:
+        tgkill = ctypes.CDLL(None, use_errno=True).tgkill
+    except (AttributeError, OSError):
+        tgkill = None
+    if tgkill is None or tgkill(pid, pid, signal.SIGTERM) != 0:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)

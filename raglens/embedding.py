@@ -224,7 +224,7 @@ class SentenceTransformerEmbedder:
             self._pool = start_pool(self._model, devices)
             # Stopped with this embedder, or at exit: the library leaves its queues to the
             # interpreter's shutdown otherwise, which warns of leaked semaphores.
-            self._stop_pool = weakref.finalize(self, stop_pool, self._model, self._pool)
+            self._stop_pool = weakref.finalize(self, stop_pool, self._pool)
         try:
             pooled = encode_in_pool(self._model, self._pool, list(texts), DEFAULT_BATCH_SIZE)
         except BaseException:

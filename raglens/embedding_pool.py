@@ -106,7 +106,7 @@ STOP_WAIT_S = 30.0
 """How long a worker told to stop has to exit through its interpreter before it is killed."""
 
 
-def stop_pool(model: Any, pool: Pool, tell: Callable[[int], None] | None = None) -> None:
+def stop_pool(pool: Pool, tell: Callable[[int], None] | None = None) -> None:
     """Stop the pool's workers and wait for them: the library's ``stop_multi_process_pool``, but each
     worker's SIGTERM goes to its main thread, and one that has not exited within ``STOP_WAIT_S`` is
     killed, so no stop waits forever.
@@ -136,7 +136,7 @@ def _tell_main_thread(pid: int) -> None:
 
     try:
         tgkill = ctypes.CDLL(None, use_errno=True).tgkill
-    except (AttributeError, OSError):
+    except (AttributeError, OSError, TypeError):  # no tgkill in this C library, or no C library to load
         tgkill = None
     if tgkill is None or tgkill(pid, pid, signal.SIGTERM) != 0:
         with contextlib.suppress(ProcessLookupError):

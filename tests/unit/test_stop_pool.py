@@ -55,7 +55,7 @@ def test_a_worker_that_does_not_exit_when_told_is_killed(monkeypatch: pytest.Mon
     exits, stuck = FakeProcess(101, stuck=False), FakeProcess(102, stuck=True)
     told: list[int] = []
     pool: Any = {"processes": [exits, stuck], "input": FakeQueue(), "output": FakeQueue()}
-    stop_pool(None, pool, told.append)
+    stop_pool(pool, told.append)
     assert told == [101, 102]
     assert exits.events == ["join 0.01", "close"]
     assert stuck.events == ["join 0.01", "kill", "join None", "close"]

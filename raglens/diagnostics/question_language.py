@@ -57,31 +57,32 @@ class QuestionLanguage:
 _loaded: Any = None
 _loading = threading.Lock()
 _tables_in: Path | None = None
-"""The cache folder the identifier's tables are kept in when it is loaded without one named."""
+"""The cache folder the identifier's tables are kept in when it is first loaded."""
 
 
 def keep_tables_in(cache_dir: Path | None) -> None:
-    """Keep the identifier's tables in ``cache_dir`` when it is first loaded, whoever asks (the CLI:
-    loaded only when a question is long enough to check, not for ``search make_context``)."""
+    """Keep the identifier's tables in ``cache_dir`` (None: held in memory, the library's way) when it
+    is first loaded, whoever asks: the explorer's worker, or the CLI's first question long enough to
+    check (not ``search make_context``)."""
     global _tables_in
     _tables_in = cache_dir
 
 
-def load_identifier(cache_dir: Path | None = None) -> Any:
-    """py3langid's identifier with normalised probabilities, loaded once: over its tables kept in
-    ``cache_dir`` (~5 MiB resident, opened in milliseconds), else the library's way (~75 MiB, ~0.7 s).
+def load_identifier() -> Any:
+    """py3langid's identifier with normalised probabilities, loaded once: over its tables kept in the
+    folder :func:`keep_tables_in` named (~5 MiB resident, opened in milliseconds), else the library's
+    way (~75 MiB, ~0.7 s).
 
-    The first load decides for the process: a later ``cache_dir`` is not looked at. The explorer loads
+    The first load decides for the process: a folder named later is not looked at. The explorer loads
     it in a worker of its own after the first frame, and nothing asks before it is ready
-    (:func:`identifier_ready`); the CLI names its folder (:func:`keep_tables_in`) and it loads when a
-    question is first checked.
+    (:func:`identifier_ready`); the CLI loads it when a question is first checked.
     """
     global _loaded
     with _loading:
         if _loaded is None:
             from raglens.diagnostics.language_tables import identifier_from_tables
 
-            _loaded = identifier_from_tables(cache_dir if cache_dir is not None else _tables_in)
+            _loaded = identifier_from_tables(_tables_in)
     return _loaded
 
 

@@ -127,13 +127,14 @@ class Questions(ExplorerScreen):
         time, ~0.7 s), which says when a question's noise verdict means nothing; until it is loaded,
         rankings go without the language check rather than wait. Not loaded for a model whose
         languages are not known (nothing to check against)."""
-        from raglens.diagnostics.question_language import checks_language, load_identifier
+        from raglens.diagnostics.question_language import checks_language, keep_tables_in, load_identifier
         from raglens.model_languages import languages_of
 
         if not checks_language(languages_of(model, embedder_factory)):
             return
+        keep_tables_in(cache_dir)
         try:
-            load_identifier(cache_dir)
+            load_identifier()
         except Exception as error:  # a damaged install: the explorer works without the check
             self.post_message(LanguageIdentifierReady(f"{type(error).__name__}: {error}"))
             return

@@ -62,9 +62,21 @@ def test_a_worker_that_does_not_exit_when_told_is_killed(monkeypatch: pytest.Mon
     assert pool["input"].events == ["cancel_join_thread", "close"] and pool["output"].events == ["close"]
 
 
+def no_c_library(*args: object, **kwargs: object) -> None:
+    raise OSError("no C library to load")
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="tgkill is Linux's")
-def test_the_main_thread_is_told_even_while_it_sleeps_in_a_read(tmp_path: Path) -> None:
-    """A Python SIGTERM handler runs once the main thread wakes: told by tgkill, its read is cut short."""
+@pytest.mark.parametrize("c_library", ["tgkill", "none: the process is signalled"])
+def test_the_main_thread_is_told_even_while_it_sleeps_in_a_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c_library: str
+) -> None:
+    """A Python SIGTERM handler runs once the main thread wakes: told by tgkill, its read is cut short;
+    without it, the process is signalled as the library did."""
+    if c_library != "tgkill":
+        import ctypes
+
+        monkeypatch.setattr(ctypes, "CDLL", no_c_library)
     script = tmp_path / "sleeper.py"
     script.write_text(
         textwrap.dedent(

@@ -197,3 +197,12 @@ def test_the_command_line_loads_the_identifier_only_for_a_question_it_checks(
     assert told is not None and told.code == "de"
     assert len(table_files(tmp_path)) == 6, "loaded over its tables in the command's cache folder"
     assert isinstance(question_language_module.load_identifier().tk_nextmove, StoredEntries)
+
+
+def test_where_a_file_cannot_be_read_at_an_offset_the_library_loads_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Any
+) -> None:
+    monkeypatch.setattr(language_tables, "TABLES_WORK_HERE", False)  # Windows: no os.pread
+    identifier = identifier_from_tables(tmp_path)
+    assert not isinstance(identifier.tk_nextmove, StoredEntries) and table_files(tmp_path) == []
+    assert identifier.classify("wo ist der Fehler") == library.classify("wo ist der Fehler")

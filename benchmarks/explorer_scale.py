@@ -203,6 +203,59 @@ class CallbackWatch:
             print(f"{took:6.0f} ms at {at:6.1f} s: {parts or unnamed}")
 
 
+class CollectionWatch:
+    """Every garbage collection over ``over_ms`` on any thread: its generation, how long, what it freed,
+    and for the first full ones, the most common types of object it had to scan.
+
+    Listing the objects takes time of its own, so the stalls measured beside it read high.
+    """
+
+    def __init__(self, over_ms: float = 16.0, censuses: int = 60) -> None:
+        self.over_ms = over_ms
+        self.started = time.perf_counter()
+        self.long: list[tuple[float, float, int, int, str]] = []
+        """(duration ms, seconds since start, generation, objects freed, census) of each long one."""
+        self._censuses_left = censuses
+        self._began = 0.0
+        self._census = ""
+
+    def _callback(self, stage: str, info: dict[str, int]) -> None:
+        import gc
+
+        if stage == "start":
+            self._census = ""
+            if info["generation"] == 2 and self._censuses_left > 0:
+                self._censuses_left -= 1
+                kinds = collections.Counter(type(item).__qualname__ for item in gc.get_objects())
+                total = sum(kinds.values())
+                self._census = f"{total:,} objects: " + ", ".join(
+                    f"{name} {count:,}" for name, count in kinds.most_common(8)
+                )
+            self._began = time.perf_counter()
+            return
+        took = (time.perf_counter() - self._began) * 1000
+        if took > self.over_ms:
+            at = self._began - self.started
+            self.long.append((took, at, info["generation"], info["collected"], self._census))
+
+    def __enter__(self) -> CollectionWatch:
+        import gc
+
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        import gc
+
+        gc.callbacks.remove(self._callback)
+
+    def report(self) -> None:
+        """Print every long collection in the order they ran."""
+        print(f"{len(self.long)} garbage collections over {self.over_ms:.0f} ms:")
+        for took, at, generation, freed, census in sorted(self.long, key=lambda entry: entry[1]):
+            print(f"{took:6.0f} ms at {at:6.1f} s, generation {generation}, freed {freed:,}  {census}")
+
+
 def resident_mib() -> float:
     """This process's resident set, MiB (Linux)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -428,6 +481,9 @@ def main() -> None:
     parser.add_argument(
         "--callbacks", action="store_true", help="print the longest event-loop callbacks and what they ran"
     )
+    parser.add_argument(
+        "--collections", action="store_true", help="print the long garbage collections and what they scanned"
+    )
     parser.add_argument("--cache", type=Path, help="a vector cache folder to use (default: a fresh one)")
     args = parser.parse_args()
     ensure_bytecode()
@@ -439,6 +495,10 @@ def main() -> None:
             with StallWatch() as watch:
                 report(asyncio.run(explore(corpus, cache, args.rescans, watch)))
             watch.report()
+        elif args.collections:
+            with CollectionWatch() as collected:
+                report(asyncio.run(explore(corpus, cache, args.rescans, None)))
+            collected.report()
         elif args.callbacks:
             with CallbackWatch() as callbacks:
                 report(asyncio.run(explore(corpus, cache, args.rescans, None)))

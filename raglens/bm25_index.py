@@ -137,8 +137,8 @@ class BM25Index:
     """BM25 scores of every window of a corpus for any query; built in one pass, no model."""
 
     def __init__(self, windows: Sequence[Window], texts: Mapping[str, str]) -> None:
-        self.windows = list(windows)
-        self._scorer = BM25Scorer([window.text_in(texts[window.path]) for window in self.windows])
+        self.windows = windows
+        self._scorer = BM25Scorer([window.text_in(texts[window.path]) for window in windows])
 
     @property
     def window_count(self) -> int:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from raglens.embedding_events import ReadingExtent
-from raglens.windows import Window
+from raglens.windows import Window, WindowColumns, as_columns
 
 if TYPE_CHECKING:
     from raglens.stored_index import StoredIndex
@@ -26,8 +26,9 @@ class VectorIndex:
     def __init__(self, windows: Sequence[Window], dimension: int) -> None:
         if dimension < 0:
             raise ValueError(f"vector dimension must not be negative, got {dimension}")
-        self.windows: tuple[Window, ...] = tuple(windows)
-        """Every window of the corpus in corpus order; row i of the matrix belongs to window i."""
+        self.windows: WindowColumns = as_columns(windows)
+        """Every window of the corpus in corpus order; row i of the matrix belongs to window i (the set
+        given, where it came as columns: a ranking is of a set when it is that very set)."""
         self.dimension = dimension
         self._vectors = np.zeros((len(self.windows), dimension), dtype=np.float32)
         self._filled = np.zeros(len(self.windows), dtype=bool)
@@ -134,7 +135,7 @@ class VectorIndex:
 class IndexSnapshot:
     """The windows and the rows embedded at one moment: what a ranking reads, immutable."""
 
-    windows: tuple[Window, ...]
+    windows: WindowColumns
     """Every window of the corpus in corpus order, embedded or not."""
     dimension: int
     rows: np.ndarray

@@ -25,6 +25,7 @@ from raglens.embedding_events import (
 from raglens.embedding_process import EmbeddingProcess
 from raglens.precision import choose_precision
 from raglens.process_restarts import RestartBudget
+from raglens.windows import WindowColumns
 
 if TYPE_CHECKING:
     # numpy (through the index) loads in the app's workers after the first frame: not here.
@@ -126,7 +127,7 @@ class ConfigurationRun:
         """No process any more: the model failed, or the process died too often."""
         self.corpus: Corpus | None = None
         """The corpus the windows were cut from."""
-        self.windows: list[Window] = []
+        self.windows: WindowColumns = WindowColumns.empty()
         """Every window of the current set, in corpus order (the index's rows once it exists)."""
         self.file_rows: dict[str, range] = {}
         """The rows of each file's windows: contiguous, since windows are cut file by file."""

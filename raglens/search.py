@@ -38,6 +38,8 @@ class SearchResult:
     cosine: bool = True
     """Scores are cosines on the absolute scale -1..1; False for a lexical ranking's (BM25), which
     have no fixed scale and are drawn against the top score."""
+    windows: Sequence[Window] | None = None
+    """The window set ranked, the very object; None where it was not said."""
 
     def bar_fraction(self, score: float) -> float:
         """How full a score's bar is: the cosine itself, or a lexical score over the top one."""
@@ -52,15 +54,13 @@ class SearchResult:
         return len(self.ranked_rows)
 
     def is_of(self, windows: Sequence[Window]) -> bool:
-        """Whether this ranking is of the window set ``windows``: as many windows, and each hit the
-        window at its row (the same object).
+        """Whether this ranking is of the window set ``windows``, the very object it ranked.
 
-        A ranking of a set re-cut or re-scanned since is not, even where the new set has as many
-        windows: its rows name other windows now, and its scores are theirs no longer.
+        A ranking of a set re-cut or re-scanned since is not, even where the new set has the same
+        windows: the files' texts may differ, and its scores are theirs no longer. Asked of the set,
+        not of its windows: a set held as columns makes a new window each time one is read.
         """
-        if self.window_count != len(windows):
-            return False
-        return all(hit.row < len(windows) and windows[hit.row] is hit.window for hit in self.hits)
+        return self.windows is windows
 
 
 def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
@@ -146,7 +146,7 @@ def _ranked(
         Hit(rank=position + 1, score=float(scores[best_row]), window=windows[row], row=int(row))
         for position, (best_row, row) in enumerate(zip(best, rows[best], strict=True))
     )
-    return SearchResult(hits, scores, rows, len(windows), cosine)
+    return SearchResult(hits, scores, rows, len(windows), cosine, windows)
 
 
 def full_ranks(scores: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ changed never lends its old vectors. Anything wrong with a stored index means th
 
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
 import hashlib
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from raglens.private_files import forget_stale_temporaries, make_private_folder, write_privately
-from raglens.windows import Window, WindowParams, WindowSet, cut_window_set, rows_by_file
+from raglens.windows import Window, WindowColumns, WindowParams, WindowSet, cut_window_set
 
 if TYPE_CHECKING:
     from raglens.corpus import Corpus
@@ -155,16 +156,14 @@ def load_stored_index(cache_dir: Path, key: str, corpus: Corpus, params: WindowP
 def _window_set(corpus: Corpus, params: WindowParams, cuts: np.ndarray, counts: np.ndarray) -> WindowSet:
     """The windows stored as ``cuts`` (start, end, first and last line of each), ``counts`` of them for
     each file of ``corpus`` in turn."""
-    starts, ends, firsts, lasts = (column.tolist() for column in cuts)
-    unit, windows = params.unit, list[Window]()
-    file_rows: dict[str, range] = {}
-    for source, count in zip(corpus.files, counts.tolist(), strict=True):
-        path, row = source.path, len(windows)
-        for index, at in enumerate(range(row, row + count)):
-            windows.append(Window(path, unit, index, starts[at], ends[at], firsts[at], lasts[at]))
-        if count:
-            file_rows[path] = range(row, row + count)
-    return WindowSet(windows, None, file_rows)
+    having = [
+        (source.path, count) for source, count in zip(corpus.files, counts.tolist(), strict=True) if count
+    ]
+    columns = tuple(array.array("q", np.ascontiguousarray(column).tobytes()) for column in cuts)
+    windows = WindowColumns(
+        params.unit, [path for path, _ in having], [count for _, count in having], columns
+    )
+    return WindowSet(windows, None, windows.file_rows())
 
 
 def store_index(cache_dir: Path, key: str, index: VectorIndex, fingerprint: str, corpus: Corpus) -> bool:
@@ -173,19 +172,11 @@ def store_index(cache_dir: Path, key: str, index: VectorIndex, fingerprint: str,
     if not index.is_complete:
         raise ValueError("only a complete index is stored")
     windows = index.windows
-    rows = rows_by_file(windows)
+    rows = windows.file_rows()
     counts = np.array([len(rows.get(source.path, ())) for source in corpus.files], dtype=np.int64)
     if int(counts.sum()) != len(windows):
         raise ValueError("an index of another corpus's windows")
-    # Column by column from generators, whose Python steps let the event loop's thread in: one
-    # np.array over 100k lists held the GIL ~50 ms.
-    columns = ("start", "end", "line_start", "line_end")
-    cuts = np.stack(
-        [
-            np.fromiter((getattr(window, name) for window in windows), np.int64, len(windows))
-            for name in columns
-        ]
-    )
+    cuts = windows.columns()
     vectors, token_counts, chars_read = index.stored_arrays()
     folder = cache_dir / INDEX_FOLDER
     # Arrays under names of this write's own, which its description names: renaming the description

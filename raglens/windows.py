@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import itertools
+import array
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from raglens.errors import BadInputError
 from raglens.lines import LineIndex
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from raglens.corpus import Corpus
 
 _NON_SPACE = re.compile(r"\S")
@@ -134,13 +136,24 @@ def _grid(unit_count: int, params: WindowParams) -> list[tuple[int, int]]:
     return ranges
 
 
+Cut = tuple[int, int, int, int]
+"""Where one window lies in its file's text: start and end offsets, first and last line (1-based)."""
+
+
 def cut_windows(path: str, text: str, params: WindowParams) -> list[Window]:
     """Every window of one file's text; windows holding only whitespace are dropped."""
+    unit = params.unit
+    return [Window(path, unit, index, *cut) for index, cut in enumerate(_cut_offsets(text, params))]
+
+
+def _cut_offsets(text: str, params: WindowParams) -> Iterator[Cut]:
+    """The cut of every window of ``text`` that holds more than whitespace, in order."""
     offsets: list[tuple[int, int]]
     if params.unit is Unit.CHARS:
         offsets = _grid(len(text), params)
         if "\r" not in text:
-            return _windows_counting_lines(path, text, params.unit, offsets)
+            yield from _cuts_counting_lines(text, offsets)
+            return
         lines = LineIndex(text)
     else:
         lines = LineIndex(text)
@@ -148,52 +161,199 @@ def cut_windows(path: str, text: str, params: WindowParams) -> list[Window]:
             word_spans(text) if params.unit is Unit.WORDS else lines.line_spans()
         )
         offsets = [(spans[first][0], spans[last - 1][1]) for first, last in _grid(len(spans), params)]
-    windows: list[Window] = []
     for start, end in offsets:
-        if not _NON_SPACE.search(text, start, end):
-            continue
-        windows.append(
-            Window(path, params.unit, len(windows), start, end, lines.line_of(start), lines.line_of(end - 1))
-        )
-    return windows
+        if _NON_SPACE.search(text, start, end):
+            yield start, end, lines.line_of(start), lines.line_of(end - 1)
 
 
-def _windows_counting_lines(path: str, text: str, unit: Unit, offsets: list[tuple[int, int]]) -> list[Window]:
-    """The windows at ``offsets`` (ascending) of a text whose only line break is LF, their lines counted
+def _cuts_counting_lines(text: str, offsets: list[tuple[int, int]]) -> Iterator[Cut]:
+    """The cuts at ``offsets`` (ascending) of a text whose only line break is LF, their lines counted
     from one window's start to the next: a file's line index took half the time of cutting 100k windows.
     """
-    windows: list[Window] = []
     line, at = 1, 0
     for start, end in offsets:
         line += text.count("\n", at, start)
         at = start
-        if not _NON_SPACE.search(text, start, end):
-            continue
-        last_line = line + text.count("\n", start, end - 1)
-        windows.append(Window(path, unit, len(windows), start, end, line, last_line))
-    return windows
+        if _NON_SPACE.search(text, start, end):
+            yield start, end, line, line + text.count("\n", start, end - 1)
 
 
-def cut_corpus(corpus: Corpus, params: WindowParams) -> list[Window]:
+class WindowColumns(Sequence[Window]):
+    """A corpus's windows in corpus order, held as columns of integers: a ``Window`` is made when asked for.
+
+    100k window objects were ~25 MiB, and 100k more objects for each full garbage collection to scan
+    (the explorer's collections held its event loop 0.1-0.2 s at 100k windows); these columns are
+    ~4 MiB and a handful of objects. A window read twice is two equal objects, not the same one:
+    whether two rankings are of one set is asked of the set (``is``), never of its windows.
+    """
+
+    __slots__ = (
+        "_ends",
+        "_file_of",
+        "_first_rows",
+        "_line_ends",
+        "_line_starts",
+        "_paths",
+        "_starts",
+        "unit",
+    )
+
+    def __init__(
+        self, unit: Unit, paths: Sequence[str], counts: Iterable[int], cuts: Sequence[array.array[int]]
+    ) -> None:
+        """``counts[i]`` windows of the file at ``paths[i]`` in turn, their ``cuts`` as four columns
+        (start, end, first line, last line), each of ``sum(counts)`` 64-bit integers."""
+        self.unit = unit
+        self._paths = tuple(paths)
+        self._starts, self._ends, self._line_starts, self._line_ends = cuts
+        self._first_rows = array.array("q")
+        self._file_of = array.array("i")
+        """The number of each row's file in ``_paths``."""
+        row = 0
+        for number, count in enumerate(counts):
+            self._first_rows.append(row)
+            self._file_of.extend(array.array("i", [number]) * count)
+            row += count
+        if len(self._first_rows) != len(self._paths) or any(len(column) != row for column in cuts):
+            raise ValueError("window columns of unequal lengths")
+
+    @classmethod
+    def empty(cls, unit: Unit = Unit.CHARS) -> WindowColumns:
+        """No windows."""
+        return cls(unit, (), (), tuple(array.array("q") for _ in range(4)))
+
+    @classmethod
+    def of(cls, unit: Unit, windows: Iterable[Window]) -> WindowColumns:
+        """The columns of ``windows``, given in corpus order (each file's in a run of its own)."""
+        paths: list[str] = []
+        counts: list[int] = []
+        cuts = tuple(array.array("q") for _ in range(4))
+        for window in windows:
+            if window.unit is not unit:
+                raise ValueError(f"a window of {window.unit.value} among windows of {unit.value}")
+            if not paths or paths[-1] != window.path:
+                paths.append(window.path)
+                counts.append(0)
+            counts[-1] += 1
+            cut = (window.start, window.end, window.line_start, window.line_end)
+            for column, value in zip(cuts, cut, strict=True):
+                column.append(value)
+        return cls(unit, paths, counts, cuts)
+
+    @classmethod
+    def cut(cls, files: Iterable[tuple[str, str]], params: WindowParams) -> WindowColumns:
+        """Cut each (path, text) of ``files`` into windows with ``params``; a file with none is left out."""
+        paths: list[str] = []
+        counts: list[int] = []
+        starts, ends, line_starts, line_ends = cuts = tuple(array.array("q") for _ in range(4))
+        for path, text in files:
+            before = len(starts)
+            for start, end, line_start, line_end in _cut_offsets(text, params):
+                starts.append(start)
+                ends.append(end)
+                line_starts.append(line_start)
+                line_ends.append(line_end)
+            if len(starts) > before:
+                paths.append(path)
+                counts.append(len(starts) - before)
+        return cls(params.unit, paths, counts, cuts)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @overload
+    def __getitem__(self, row: int) -> Window: ...
+
+    @overload
+    def __getitem__(self, rows: slice) -> list[Window]: ...
+
+    def __getitem__(self, row: int | slice) -> Window | list[Window]:
+        if isinstance(row, slice):
+            return [self._window(at) for at in range(len(self))[row]]
+        row = operator.index(row)  # a numpy integer too, which would make the window's index one
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError(f"window row {row} outside {len(self)} windows")
+        return self._window(row)
+
+    def _window(self, row: int) -> Window:
+        number = self._file_of[row]
+        return Window(
+            self._paths[number],
+            self.unit,
+            row - self._first_rows[number],
+            self._starts[row],
+            self._ends[row],
+            self._line_starts[row],
+            self._line_ends[row],
+        )
+
+    def __iter__(self) -> Iterator[Window]:
+        return map(self._window, range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"<WindowColumns: {len(self)} windows of {len(self._paths)} files>"
+
+    def texts(self, file_text: Callable[[str], str]) -> list[str]:
+        """The text of each window, sliced from its file's, which ``file_text`` gives for a path."""
+        texts = [file_text(path) for path in self._paths]
+        return [
+            texts[number][start:end]
+            for number, start, end in zip(self._file_of, self._starts, self._ends, strict=True)
+        ]
+
+    def path_of(self, row: int) -> str:
+        """The path of window ``row``'s file, without making the window."""
+        return self._paths[self._file_of[row]]
+
+    def file_rows(self) -> dict[str, range]:
+        """The rows of each file's windows (contiguous: windows are cut file by file)."""
+        ends = [*self._first_rows[1:], len(self)] if self._paths else []
+        return {
+            path: range(first, end)
+            for path, first, end in zip(self._paths, self._first_rows, ends, strict=True)
+        }
+
+    def columns(self) -> np.ndarray:
+        """The cuts as one (4, n) int64 array: start, end, first line and last line of each window."""
+        import numpy as np
+
+        return np.stack([np.frombuffer(column, dtype=np.int64) for column in self._columns()])
+
+    def _columns(self) -> tuple[array.array[int], ...]:
+        return (self._starts, self._ends, self._line_starts, self._line_ends)
+
+    def lengths(self) -> np.ndarray:
+        """How many characters each window spans, as an int64 array (read-only)."""
+        import numpy as np
+
+        return np.frombuffer(self._ends, dtype=np.int64) - np.frombuffer(self._starts, dtype=np.int64)
+
+
+def cut_corpus(corpus: Corpus, params: WindowParams) -> WindowColumns:
     """Every window of every file, in corpus order."""
-    return [window for source in corpus.files for window in cut_windows(source.path, source.text, params)]
+    return WindowColumns.cut(((source.path, source.text) for source in corpus.files), params)
 
 
 def window_texts(corpus: Corpus, windows: Sequence[Window]) -> list[str]:
     """The text of each window, sliced from its file."""
+    if isinstance(windows, WindowColumns):
+        return windows.texts(lambda path: corpus.file(path).text)
     return [window.text_in(corpus.file(window.path).text) for window in windows]
+
+
+def as_columns(windows: Sequence[Window]) -> WindowColumns:
+    """``windows`` (corpus order) as columns: themselves where they are, else their columns."""
+    if isinstance(windows, WindowColumns):
+        return windows
+    return WindowColumns.of(windows[0].unit if windows else Unit.CHARS, windows)
 
 
 def rows_by_file(windows: Sequence[Window]) -> dict[str, range]:
     """The rows of each file's windows in ``windows`` (corpus order): contiguous, since windows are
     cut file by file."""
-    rows: dict[str, range] = {}
-    row = 0
-    for path, run in itertools.groupby(map(operator.attrgetter("path"), windows)):
-        first = rows[path].start if path in rows else row
-        row += sum(1 for _ in run)
-        rows[path] = range(first, row)
-    return rows
+    return as_columns(windows).file_rows()
 
 
 @dataclass(frozen=True)
@@ -204,7 +364,7 @@ class WindowSet:
     took 30-140 ms of it at 100k windows).
     """
 
-    windows: list[Window]
+    windows: WindowColumns
     texts: list[str] | None
     """Each window's text; None when the set came without (its stored index is to be taken whole, and
     the texts, 0.2 s at 100k windows, are sliced only if it is not)."""
@@ -214,4 +374,4 @@ class WindowSet:
 def cut_window_set(corpus: Corpus, params: WindowParams) -> WindowSet:
     """Cut ``corpus`` into windows with ``params``, with their texts and each file's rows."""
     windows = cut_corpus(corpus, params)
-    return WindowSet(windows, window_texts(corpus, windows), rows_by_file(windows))
+    return WindowSet(windows, window_texts(corpus, windows), windows.file_rows())

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from raglens.diagnostics.symbols import Definition
     from raglens.index import IndexSnapshot
     from raglens.model_languages import ModelLanguages
-    from raglens.windows import Window
+    from raglens.windows import WindowColumns
 
 
 class NoiseFloorMemo:
@@ -35,7 +35,7 @@ class NoiseFloorMemo:
     """
 
     def __init__(self) -> None:
-        self._entry: tuple[tuple[Window, ...], tuple[int, tuple[str, ...]], NoiseFloor | None] | None = None
+        self._entry: tuple[WindowColumns, tuple[int, tuple[str, ...]], NoiseFloor | None] | None = None
 
     def noise_floor(self, index: IndexSnapshot, controls: dict[str, np.ndarray]) -> NoiseFloor | None:
         """The noise floor over ``index``, measured again only when the rows embedded have changed.

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from raglens.index import IndexSnapshot
     from raglens.search import SearchResult
     from raglens.ui.app_config import AppConfig
-    from raglens.windows import Window, WindowParams
+    from raglens.windows import WindowColumns, WindowParams
 
 VERSUS_RERANK_INTERVAL_S = 0.5
 """While B embeds, its ranking is redone at most this often (and once more when it is complete)."""
@@ -160,7 +160,7 @@ class VersusActions(ExplorerScreen):
         vector: Future[np.ndarray],
         b_index: IndexSnapshot,
         a_result: SearchResult,
-        a_windows: tuple[Window, ...],
+        a_windows: WindowColumns,
         k: int,
         pinned: Mapping[ExpectedRef, tuple[Definition, ...]],
     ) -> None:
@@ -205,7 +205,7 @@ class VersusActions(ExplorerScreen):
             asked.vector,
             b.index.snapshot(),
             a_result,
-            tuple(self.a.windows),
+            self.a.windows,  # immutable: the worker reads the set as it is now
             self.k,
             self.pins.for_question(question.text) if self.pins is not None else {},
         )

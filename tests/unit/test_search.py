@@ -9,8 +9,8 @@ from hypothesis.extra.numpy import arrays
 from raglens.embedding import normalize_rows
 from raglens.errors import BadInputError
 from raglens.index import VectorIndex
-from raglens.search import rank, rank_answer, top_k_rows
-from raglens.windows import Unit, Window
+from raglens.search import rank, rank_all, rank_answer, top_k_rows
+from raglens.windows import Unit, Window, WindowColumns
 
 # Scores drawn from a handful of values, so ties at the k-th place are common.
 score_arrays = arrays(
@@ -59,7 +59,7 @@ def test_rank_scores_are_exact_dot_products_and_have_no_floor() -> None:
         assert hit.score == float(all_scores[hit.row])
         # One row's dot product agrees up to float32 summation order (BLAS adds in blocks).
         assert hit.score == pytest.approx(float(vectors[hit.row].astype(np.float64) @ query), abs=1e-6)
-        assert hit.window is index.windows[hit.row]
+        assert hit.window == index.windows[hit.row]
     np.testing.assert_array_equal(result.scores, all_scores)
     assert result.hits[0].score == float(np.max(vectors @ query))
 
@@ -72,7 +72,7 @@ def test_rank_a_partial_index_ranks_only_what_is_embedded() -> None:
     assert [hit.row for hit in result.hits] == [5, 2, 7], "the third unit vector was filled into row 5"
     assert result.ranked_rows.tolist() == [2, 5, 7]
     assert result.scores.tolist() == [0.0, 1.0, 0.0]
-    assert all(hit.window is index.windows[hit.row] for hit in result.hits)
+    assert all(hit.window == index.windows[hit.row] for hit in result.hits)
 
 
 def test_rank_an_empty_index_returns_no_hits() -> None:
@@ -107,10 +107,16 @@ def test_a_lexical_answer_ranks_every_windows_score_and_only_the_windows_it_retr
 
 
 def test_a_ranking_is_of_its_own_window_set_and_no_set_cut_again() -> None:
-    windows = _windows(10)
+    windows = WindowColumns.of(Unit.CHARS, _windows(10))
     index = VectorIndex(windows, 4)
+    assert index.windows is windows, "a set given as columns is the index's own"
     index.fill(range(10), normalize_rows(np.random.default_rng(3).standard_normal((10, 4))))
     result = rank(index.snapshot(), np.array([1, 0, 0, 0], dtype=np.float32), 3)
-    assert result.is_of(windows) and result.is_of(tuple(windows))
-    assert not result.is_of(_windows(10)), "as many windows, cut again: its rows name other windows"
-    assert not result.is_of(windows[:9]) and not result.is_of([*windows, *_windows(1)])
+    assert result.is_of(windows)
+    again = WindowColumns.of(Unit.CHARS, _windows(10))
+    assert list(again) == list(windows) and not result.is_of(again), (
+        "the same windows cut again: the files' texts may have changed since"
+    )
+    assert not result.is_of(list(windows)) and not result.is_of(windows[:9])
+    lexical = rank_all(np.ones(10), windows, 3, cosine=False)
+    assert lexical.is_of(windows) and not lexical.is_of(again)

@@ -173,3 +173,52 @@ def test_rows_by_file_are_each_file_s_contiguous_rows_in_corpus_order() -> None:
     rows = rows_by_file(windows)
     assert rows == {"a.md": range(0, 3), "b.md": range(3, 4)}
     assert all(windows[row].path == path for path, span in rows.items() for row in span)
+
+
+files_to_cut = st.lists(st.tuples(st.sampled_from(["a.md", "b/c.py", "d.txt", "e.rst"]), texts), max_size=6)
+"""(path, text) pairs: some cut into no window, some paths repeated (a set reads each run as a file)."""
+
+
+@given(files_to_cut, window_params())
+def test_columns_hold_exactly_the_windows_cut_file_by_file(
+    files: list[tuple[str, str]], params: WindowParams
+) -> None:
+    """The oracle: each file cut on its own into window objects, the files' windows in turn."""
+    from raglens.windows import WindowColumns
+
+    distinct = [(f"{number}/{path}", text) for number, (path, text) in enumerate(files)]
+    expected = [window for path, text in distinct for window in cut_windows(path, text, params)]
+    columns = WindowColumns.cut(distinct, params)
+    assert len(columns) == len(expected) and list(columns) == expected
+    assert [columns[row] for row in range(len(columns))] == expected
+    assert [columns[row - len(columns)] for row in range(len(columns))] == expected, "negative rows"
+    assert columns[1:-1:2] == expected[1:-1:2]
+    assert [columns.path_of(row) for row in range(len(columns))] == [window.path for window in expected]
+    rows: dict[str, list[int]] = {}
+    for row, window in enumerate(expected):
+        rows.setdefault(window.path, []).append(row)
+    assert columns.file_rows() == {path: range(found[0], found[-1] + 1) for path, found in rows.items()}
+    text_of = dict(distinct)
+    assert columns.texts(text_of.__getitem__) == [window.text_in(text_of[window.path]) for window in expected]
+    cuts = columns.columns()
+    assert cuts.shape == (4, len(expected))
+    assert cuts.T.tolist() == [[w.start, w.end, w.line_start, w.line_end] for w in expected]
+    assert columns.lengths().tolist() == [window.length for window in expected]
+    again = WindowColumns.of(params.unit, expected)
+    assert list(again) == expected and again.file_rows() == columns.file_rows()
+
+
+def test_a_row_outside_the_columns_is_an_index_error_and_a_numpy_row_a_plain_index() -> None:
+    import numpy as np
+
+    from raglens.windows import WindowColumns
+
+    columns = WindowColumns.cut([("a.md", "x" * 2500), ("b.md", "y" * 900)], WindowParams())
+    for outside in (4, -5):
+        with pytest.raises(IndexError):
+            columns[outside]
+    window = columns[np.int64(3)]
+    assert window == Window("b.md", Unit.CHARS, 0, 0, 900, 1, 1) and type(window.index) is int
+    assert len(WindowColumns.empty()) == 0 and list(WindowColumns.empty()) == []
+    with pytest.raises(ValueError, match="a window of words among windows of chars"):
+        WindowColumns.of(Unit.CHARS, cut_windows("a.md", "one two", WindowParams(Unit.WORDS, 2, 0)))

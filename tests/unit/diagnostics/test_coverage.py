@@ -36,11 +36,41 @@ def test_unread_spans_are_exactly_the_characters_no_window_reads(
     assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))  # disjoint, merged
 
 
+@given(st.lists(st.integers(0, 300), min_size=1, max_size=5), st.integers(2, 60), st.data())
+def test_a_corpus_s_coverage_is_each_file_s_read_from_the_columns(
+    lengths: list[int], size: int, data: st.DataObject
+) -> None:
+    """The oracle: each file's characters no window reads, counted one by one from window objects."""
+    from raglens.windows import WindowColumns
+
+    params = WindowParams(Unit.CHARS, size, data.draw(st.integers(0, size - 1)))
+    files = {f"f{number}.txt": "x" * length for number, length in enumerate(lengths)}
+    columns = WindowColumns.cut(files.items(), params)
+    read = [data.draw(st.integers(0, window.length + 3)) for window in columns]
+    coverage = corpus_coverage({path: len(text) for path, text in files.items()}, columns, read, 256)
+    for path, text in files.items():
+        windows = [window for window in columns if window.path == path]
+        extents = [
+            ReadingExtent(0, got) for window, got in zip(columns, read, strict=True) if window.path == path
+        ]
+        entry = coverage.file(path)
+        assert entry is not None and entry.window_count == len(windows)
+        unread = {offset for start, end in entry.unread_spans for offset in range(start, end)}
+        assert unread == brute_force_unread(len(text), windows, extents)
+        assert entry.truncated_count == sum(
+            e.chars_read < w.length for w, e in zip(windows, extents, strict=True)
+        )
+    every = [ReadingExtent(0, got) for got in read]
+    assert coverage.suggested_size == suggest_window_size(list(columns), every)
+    with pytest.raises(ValueError, match="reading extents for"):
+        corpus_coverage({}, columns, [*read, 1], 256)
+
+
 def test_a_truncated_tail_before_the_next_window_is_unread() -> None:
     # Windows of 10 every 8 characters: the model reads 5 of each, so 5..8 and 13..16 are lost.
     windows = cut_windows("f.txt", "y" * 20, WindowParams(Unit.CHARS, 10, 2))
     extents = [ReadingExtent(30, 5) for _ in windows]
-    coverage = corpus_coverage({"f.txt": 20}, windows, extents, 256)
+    coverage = corpus_coverage({"f.txt": 20}, windows, [extent.chars_read for extent in extents], 256)
     assert [(w.start, w.end) for w in windows] == [(0, 10), (8, 18), (16, 20)]
     assert coverage.files[0].unread_spans == ((5, 8), (13, 16))
     assert coverage.unread_characters == 6
@@ -72,7 +102,10 @@ def test_coverage_measured_in_batches_is_the_coverage_of_every_window_at_once(
     at_once = coverage.corpus_coverage(
         {path: len(text) for path, text in texts.items()},
         windows,
-        counter.reading_extents([w.text_in(texts[w.path]) for w in windows]),
+        [
+            extent.chars_read
+            for extent in counter.reading_extents([w.text_in(texts[w.path]) for w in windows])
+        ],
         counter.content_limit,
     )
     monkeypatch.setattr(coverage, "COVERAGE_BATCH", 7)
@@ -122,7 +155,7 @@ def test_a_file_s_twin_is_read_once_and_covered_like_it() -> None:
     assert measured == coverage.corpus_coverage(
         {path: len(text) for path, text in texts.items()},
         windows,
-        counter.reading_extents(every_window),
+        [extent.chars_read for extent in counter.reading_extents(every_window)],
         counter.content_limit,
     )
     assert sorted(read) == sorted(w.text_in(originals[w.path]) for w in cut_corpus(corpus, params))

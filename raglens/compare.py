@@ -21,7 +21,7 @@ from raglens.diagnostics.symbols import Definition
 from raglens.index import IndexSnapshot
 from raglens.printable import printable_name
 from raglens.search import Hit, SearchResult, full_ranks, rank_answer
-from raglens.windows import Window
+from raglens.windows import Window, as_columns
 
 
 @dataclass(frozen=True)
@@ -53,19 +53,19 @@ class WindowsByFile:
     """A configuration's windows grouped by file, each file's in order, to find those over a span."""
 
     def __init__(self, windows: Sequence[Window]) -> None:
-        self._rows: dict[str, list[int]] = {}
-        for row, window in enumerate(windows):
-            self._rows.setdefault(window.path, []).append(row)
-        self._windows = windows
-        self._ends = {path: [windows[row].end for row in rows] for path, rows in self._rows.items()}
+        self._windows = as_columns(windows)
+        self._ends: dict[str, list[int]] = {}
+        """Each file's windows' ends, in order, for the files asked about so far."""
 
     def overlapping(self, path: str, start: int, end: int) -> list[int]:
         """The rows of ``path``'s windows that share a character with ``[start, end)``."""
-        rows = self._rows.get(path, [])
+        rows = self._windows.rows_of(path)
+        ends = self._ends.get(path)
+        if ends is None:
+            ends = self._ends[path] = [window.end for _, window in self._windows.numbered_windows_of(path)]
         found = []
-        for position in range(bisect_left(self._ends[path], start + 1) if rows else 0, len(rows)):
-            window = self._windows[rows[position]]
-            if window.start >= end:
+        for position in range(bisect_left(ends, start + 1), len(rows)):
+            if self._windows[rows[position]].start >= end:
                 break
             found.append(rows[position])
         return found

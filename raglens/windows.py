@@ -194,6 +194,7 @@ class WindowColumns(Sequence[Window]):
         "_line_ends",
         "_line_starts",
         "_paths",
+        "_rows_of_file",
         "_starts",
         "unit",
     )
@@ -206,6 +207,7 @@ class WindowColumns(Sequence[Window]):
         self.unit = unit
         self._paths = tuple(paths)
         self._starts, self._ends, self._line_starts, self._line_ends = cuts
+        self._rows_of_file: dict[str, range] | None = None
         self._first_rows = array.array("q")
         self._file_of = array.array("i")
         """The number of each row's file in ``_paths``."""
@@ -216,6 +218,8 @@ class WindowColumns(Sequence[Window]):
             row += count
         if len(self._first_rows) != len(self._paths) or any(len(column) != row for column in cuts):
             raise ValueError("window columns of unequal lengths")
+        if len(set(self._paths)) != len(self._paths):
+            raise ValueError("a file's windows come in one run, in corpus order")
 
     @classmethod
     def empty(cls, unit: Unit = Unit.CHARS) -> WindowColumns:
@@ -306,6 +310,18 @@ class WindowColumns(Sequence[Window]):
     def path_of(self, row: int) -> str:
         """The path of window ``row``'s file, without making the window."""
         return self._paths[self._file_of[row]]
+
+    def rows_of(self, path: str) -> range:
+        """The rows of the windows of the file at ``path`` (none for a file with no window): what a
+        question about one file asks, without making every window to find them."""
+        if self._rows_of_file is None:
+            self._rows_of_file = self.file_rows()  # the columns never change: worked out once
+        return self._rows_of_file.get(path, range(0))
+
+    def numbered_windows_of(self, path: str) -> list[tuple[int, Window]]:
+        """Each window of the file at ``path`` with its row, in order."""
+        rows = self.rows_of(path)
+        return list(zip(rows, self[rows.start : rows.stop], strict=True))
 
     def file_rows(self) -> dict[str, range]:
         """The rows of each file's windows (contiguous: windows are cut file by file)."""

@@ -25,7 +25,7 @@ from raglens.errors import BadInputError
 from raglens.lines import LineIndex
 from raglens.printable import SHOWN_PATH_CHARS, printable_name, shortened
 from raglens.search import full_ranks, top_k_rows
-from raglens.windows import Window
+from raglens.windows import Window, as_columns
 
 
 @dataclass(frozen=True)
@@ -343,10 +343,11 @@ def evaluate_case(
     ranks = full_ranks(scores)
     retrieved_rows = np.isfinite(scores)
     ref_ranks = []
+    columns = as_columns(windows)  # only each answer's file is looked through
     for ref in case.expect:
         rows = [
             row
-            for row, window in enumerate(windows)
+            for row, window in columns.numbered_windows_of(ref.path)
             if retrieved_rows[row] and answers(window, ref, resolved[ref])
         ]
         ref_ranks.append(int(ranks[rows].min()) if rows else None)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from raglens.printable import printable_name
 from raglens.search import SearchResult, ranks_of, score_of
-from raglens.windows import Window
+from raglens.windows import Window, as_columns
 
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*")
 _SPACES = re.compile(r"\s+")
@@ -192,12 +192,13 @@ def identifier_report(
     spans: dict[str, list[tuple[int, int]]] = {}
     for occurrence in occurrences:
         spans.setdefault(occurrence.path, []).append((occurrence.offset, occurrence.offset + len(identifier)))
-    rows = [
+    columns = as_columns(windows)  # only the files holding it are looked through
+    rows = sorted(
         row
-        for row, window in enumerate(windows)
-        if window.path in spans
-        and any(window.start <= start and end <= window.end for start, end in spans[window.path])
-    ]
+        for path, found in spans.items()
+        for row, window in columns.numbered_windows_of(path)
+        if any(window.start <= start and end <= window.end for start, end in found)
+    )
     lexical_ranks = ranks_of(bm25, rows) if bm25 is not None else [None] * len(rows)
     holding = [
         WindowWithIdentifier(row, windows[row], row_rank, score_of(result, row), lexical_rank)

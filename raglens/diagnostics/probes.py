@@ -32,7 +32,7 @@ from raglens.diagnostics.symbols import Definition, find_definitions
 from raglens.lines import LineIndex
 from raglens.model_languages import ModelLanguages
 from raglens.search import Hit, SearchResult, rank_of, score_of
-from raglens.windows import Window
+from raglens.windows import Window, as_columns
 
 Ranker = Callable[[str, int], SearchResult]
 """Embeds a query and ranks every window against it, returning the top k."""
@@ -231,7 +231,8 @@ def quoted_share(context: ProbeContext, question: str, phrase: str, hit: Hit) ->
 
 
 def _rows_overlapping(windows: Sequence[Window], path: str, start: int, end: int) -> list[int]:
-    return [row for row, w in enumerate(windows) if w.path == path and w.start < end and start < w.end]
+    numbered = as_columns(windows).numbered_windows_of(path)
+    return [row for row, window in numbered if window.start < end and start < window.end]
 
 
 def probe_exact_symbol(context: ProbeContext, definition: Definition | None = None) -> ProbeResult:
@@ -329,13 +330,11 @@ def _cut_spans(
                 sentence = re.split(r"(?<=[.!?])\s", text[start:end].strip().replace("\n", " "))[0]
                 if len(sentence) >= 20 and end - start >= 200:
                     found.append(CutSpan(path, start, end, "a paragraph", sentence[:200]))
-    by_path: dict[str, list[Window]] = {}
-    for window in windows:
-        by_path.setdefault(window.path, []).append(window)
+    columns = as_columns(windows)
 
     def largest_share(span: CutSpan) -> float | None:
         """The most of ``span`` one window holds, when the grid cuts it (None: one window holds it all)."""
-        own = by_path.get(span.path, [])
+        own = [window for _, window in columns.numbered_windows_of(span.path)]
         holding = [w for w in own if w.start < span.end and span.start < w.end]
         if len(holding) < 2 or any(w.start <= span.start and span.end <= w.end for w in holding):
             return None

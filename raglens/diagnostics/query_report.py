@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from raglens.diagnostics.evaluation import answers
 from raglens.diagnostics.golden import ExpectedRef
 from raglens.diagnostics.lexical import (
@@ -22,7 +24,7 @@ from raglens.diagnostics.symbols import Definition
 from raglens.model_languages import ModelLanguages
 from raglens.printable import printable_name
 from raglens.search import SearchResult, ranks_of
-from raglens.windows import Window
+from raglens.windows import Window, as_columns
 
 
 @dataclass(frozen=True)
@@ -119,11 +121,15 @@ def expected_ranks(
     """Where each expected answer ranks in ``result``: the best rank of a window answering it."""
     if not expected:
         return []  # the usual case, on every keystroke's ranking
-    ranked = result.ranked_rows.tolist()
-    answering = {
-        ref: [row for row in ranked if answers(windows[row], ref, definitions)]
-        for ref, definitions in expected.items()
-    }
+    columns = as_columns(windows)  # only each answer's file is looked through
+    ranked = result.ranked_rows
+    answering: dict[ExpectedRef, list[int]] = {}
+    for ref, definitions in expected.items():
+        of_file = columns.rows_of(ref.path)
+        first, last = np.searchsorted(ranked, [of_file.start, of_file.stop]).tolist()
+        answering[ref] = [
+            row for row in ranked[first:last].tolist() if answers(columns[row], ref, definitions)
+        ]
     every = [row for rows in answering.values() for row in rows]
     rank_by_row = dict(zip(every, ranks_of(result, every), strict=True))  # one sort for all refs
     found = []

@@ -176,7 +176,7 @@ def test_rows_by_file_are_each_file_s_contiguous_rows_in_corpus_order() -> None:
 
 
 files_to_cut = st.lists(st.tuples(st.sampled_from(["a.md", "b/c.py", "d.txt", "e.rst"]), texts), max_size=6)
-"""(path, text) pairs: some cut into no window, some paths repeated (a set reads each run as a file)."""
+"""(path, text) pairs, some cut into no window."""
 
 
 @given(files_to_cut, window_params())
@@ -198,6 +198,10 @@ def test_columns_hold_exactly_the_windows_cut_file_by_file(
     for row, window in enumerate(expected):
         rows.setdefault(window.path, []).append(row)
     assert columns.file_rows() == {path: range(found[0], found[-1] + 1) for path, found in rows.items()}
+    for path, _ in distinct:
+        numbered = [(row, window) for row, window in enumerate(expected) if window.path == path]
+        assert columns.numbered_windows_of(path) == numbered
+        assert list(columns.rows_of(path)) == [row for row, _ in numbered]
     text_of = dict(distinct)
     assert columns.texts(text_of.__getitem__) == [window.text_in(text_of[window.path]) for window in expected]
     cuts = columns.columns()
@@ -220,5 +224,8 @@ def test_a_row_outside_the_columns_is_an_index_error_and_a_numpy_row_a_plain_ind
     window = columns[np.int64(3)]
     assert window == Window("b.md", Unit.CHARS, 0, 0, 900, 1, 1) and type(window.index) is int
     assert len(WindowColumns.empty()) == 0 and list(WindowColumns.empty()) == []
+    a, b = cut_windows("a.md", "x" * 2500, WindowParams()), cut_windows("b.md", "y", WindowParams())
+    with pytest.raises(ValueError, match="one run"):
+        WindowColumns.of(Unit.CHARS, [*a[:1], *b, *a[1:]])
     with pytest.raises(ValueError, match="a window of words among windows of chars"):
         WindowColumns.of(Unit.CHARS, cut_windows("a.md", "one two", WindowParams(Unit.WORDS, 2, 0)))

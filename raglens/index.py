@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import mmap
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,11 @@ from raglens.windows import Window, WindowColumns, as_columns
 
 if TYPE_CHECKING:
     from raglens.stored_index import StoredIndex
+
+FAULT_IN_BYTES = 4 << 20
+"""The matrix's pages faulted in per call: ~1 ms each, holding the GIL."""
+MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)
+"""Linux (5.14 on) backs a range's pages writable without changing them; Python 3.11 does not name it."""
 
 
 class VectorIndex:
@@ -30,7 +36,14 @@ class VectorIndex:
         """Every window of the corpus in corpus order; row i of the matrix belongs to window i (the set
         given, where it came as columns: a ranking is of a set when it is that very set)."""
         self.dimension = dimension
-        self._vectors = np.zeros((len(self.windows), dimension), dtype=np.float32)
+        size = len(self.windows) * dimension * 4
+        # Its own anonymous mapping, zeroed, which fault_in can back ahead of the rows' arrival.
+        self._mapping = mmap.mmap(-1, size) if size else None
+        self._vectors = (
+            np.frombuffer(self._mapping, dtype=np.float32).reshape(len(self.windows), dimension)
+            if self._mapping is not None
+            else np.zeros((len(self.windows), dimension), dtype=np.float32)
+        )
         self._filled = np.zeros(len(self.windows), dtype=bool)
         # Two integers a row, not an object a row: 100k extent objects were 100k more for every full
         # garbage collection to scan (the explorer's collections ran 0.1 s at 100k windows).
@@ -52,6 +65,28 @@ class VectorIndex:
         index._chars_read = np.asarray(stored.chars_read, dtype=np.int64)
         index._embedded_count = len(windows)
         return index
+
+    def fault_in(self, cancelled: Callable[[], bool] = lambda: False) -> bool:
+        """Have the system back every page of the matrix now, a few MiB a call, changing no value;
+        False where it cannot (an index without a mapping of its own, a system without
+        MADV_POPULATE_WRITE) or once ``cancelled()`` holds.
+
+        For a thread beside the one that fills: the first write to each page of the fresh matrix
+        faults it in, and at 100k windows the cache's vectors arrive in parts whose rows spread over
+        the whole matrix, so each part's fill spent 25-30 ms of the event loop in page faults (0.3 s
+        for the first where the kernel made huge pages). Values written meanwhile are kept.
+        """
+        mapping = self._mapping
+        if mapping is None or not hasattr(mapping, "madvise"):
+            return False
+        for start in range(0, len(mapping), FAULT_IN_BYTES):
+            if cancelled():
+                return False
+            try:
+                mapping.madvise(MADV_POPULATE_WRITE, start, min(FAULT_IN_BYTES, len(mapping) - start))
+            except (OSError, ValueError):
+                return False  # an older kernel (EINVAL), or a mapping closed under it
+        return True
 
     def stored_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The vectors, token counts and characters read of every row, as they are kept (not copies)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,9 @@ B_NAMES = RunNames("B: ", "B's embedding process", "configuration B's model fail
 class RunEvents(ExplorerScreen):
     """What each configuration's process reports, drawn: the log, A's status and file, B's pane."""
 
+    _backed_indexes: weakref.WeakSet[VectorIndex]
+    """The indexes whose memory a worker was asked to back."""
+
     def run_of(self, run_id: int) -> ConfigurationRun | None:
         """The run with this id, if it is still shown."""
         return next((run for run in self.runs() if run.run_id == run_id), None)
@@ -78,6 +82,20 @@ class RunEvents(ExplorerScreen):
     def prefix(self, run: ConfigurationRun) -> str:
         """Before each of a run's log lines: nothing for A, ``B: `` for B."""
         return self.names(run).prefix
+
+    def back_new_index(self, run: ConfigurationRun) -> None:
+        """Have the memory of a run's index made since last asked backed in a worker, before its
+        vectors need it (``VectorIndex.fault_in``); each index once."""
+        index = run.index
+        if index is not None and index not in self._backed_indexes:
+            self._backed_indexes.add(index)
+            self.back_index_memory(index)
+
+    @work(thread=True, group="index-memory", exit_on_error=False, description="backing the index's memory")
+    def back_index_memory(self, index: VectorIndex) -> None:
+        """Fault in ``index``'s pages, a few MiB at a time, unless a re-scan or the app's end cancels it."""
+        worker = get_current_worker()
+        index.fault_in(lambda: worker.is_cancelled)
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
     def relay_events(self, run: ConfigurationRun) -> None:
@@ -162,6 +180,7 @@ class RunEvents(ExplorerScreen):
 
     def _run_changed(self, run: ConfigurationRun) -> None:
         """Draw what a run's state says: A's status line, or B's pane."""
+        self.back_new_index(run)
         if run is self.a:
             self.refresh_status()
         else:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -113,3 +115,48 @@ def test_each_rows_reading_extent_is_the_first_one_given(
         for row, extent in zip(rows, extents, strict=True):
             first.setdefault(row, extent)
     assert [index.extent(row) for row in range(12)] == [first.get(row) for row in range(12)]
+
+
+def _resident_pages(index: VectorIndex) -> int:
+    """How many of the matrix's pages the system backs now (Linux's mincore, through ctypes)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    vectors, _, _ = index.stored_arrays()
+    address, size = vectors.__array_interface__["data"][0], vectors.nbytes
+    start = address - address % mmap.PAGESIZE
+    pages = (address + size - start + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    flags = (ctypes.c_ubyte * pages)()
+    assert libc.mincore(ctypes.c_void_p(start), ctypes.c_size_t(address + size - start), flags) == 0
+    return sum(flag & 1 for flag in flags)
+
+
+@pytest.mark.skipif(not hasattr(mmap.mmap, "madvise"), reason="no madvise here")
+def test_faulting_in_backs_every_page_and_keeps_the_rows_filled_meanwhile() -> None:
+    index = _index(3000, 384)
+    index.fill([7, 2999], np.full((2, 384), 0.5, np.float32))
+    assert _resident_pages(index) < 10, "a fresh matrix is backed only where it was written"
+    if not index.fault_in():
+        pytest.skip("this kernel has no MADV_POPULATE_WRITE (Linux before 5.14)")
+    vectors, _, _ = index.stored_arrays()
+    assert _resident_pages(index) >= vectors.nbytes // mmap.PAGESIZE
+    assert (vectors[[7, 2999]] == 0.5).all() and not vectors[[0, 8, 2998]].any(), "no value changed"
+    assert index.embedded_count == 2
+
+
+def test_faulting_in_stops_when_cancelled_or_where_it_cannot() -> None:
+    index = _index(3000, 384)
+    assert not index.fault_in(lambda: True)
+    assert not _index(3, 0).fault_in(), "no vectors, no mapping of its own"
+
+    class OldKernel:
+        """A mapping whose madvise refuses the advice, as a kernel before 5.14 does (EINVAL)."""
+
+        def __len__(self) -> int:
+            return 8 << 20
+
+        def madvise(self, *args: int) -> None:
+            raise OSError(22, "Invalid argument")
+
+    index._mapping = OldKernel()  # type: ignore[assignment]
+    assert not index.fault_in()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import gc
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -99,6 +100,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         importing Textual, so the model opens while the app loads); None starts one at mount."""
         super().__init__(config, process)
         self._settle_timer: Timer | None = None
+        self._backed_indexes = weakref.WeakSet()
         self._worker_pool: ContextPerCallExecutor | None = None
 
     def compose(self) -> ComposeResult:
@@ -231,6 +233,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             return  # a configuration replaced since, or superseded by newer settings
         shown_path = self.shown_window[0] if self.shown_window is not None else None
         run.set_windows(message.corpus, message.window_set, shown_path, message.index_place)
+        self.back_new_index(run)
         self.narrate(
             f"{self.prefix(run)}cut into {len(run.windows)} window(s) of {message.params.describe()}"
         )

@@ -23,7 +23,7 @@ import numpy as np
 from raglens.configuration import BM25_MODEL
 from raglens.embedding_events import EngineInfo
 from raglens.search import SearchResult, rank_all
-from raglens.windows import Window
+from raglens.windows import Window, as_columns
 
 if TYPE_CHECKING:
     from raglens.attribution import Explanation
@@ -138,7 +138,7 @@ class BM25Index:
 
     def __init__(self, windows: Sequence[Window], texts: Mapping[str, str]) -> None:
         self.windows = windows
-        self._scorer = BM25Scorer([window.text_in(texts[window.path]) for window in windows])
+        self._scorer = BM25Scorer(as_columns(windows).texts(texts.__getitem__))
 
     @property
     def window_count(self) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 FAULT_IN_BYTES = 4 << 20
 """The matrix's pages faulted in per call: ~1 ms each, holding the GIL."""
-MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)
+MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23 if sys.platform == "linux" else None)
 """Linux (5.14 on) backs a range's pages writable without changing them; Python 3.11 does not name it."""
 
 
@@ -38,7 +39,7 @@ class VectorIndex:
         self.dimension = dimension
         size = len(self.windows) * dimension * 4
         # Its own anonymous mapping, zeroed, which fault_in can back ahead of the rows' arrival.
-        self._mapping = mmap.mmap(-1, size) if size else None
+        self._mapping = _private_mapping(size) if size else None
         self._vectors = (
             np.frombuffer(self._mapping, dtype=np.float32).reshape(len(self.windows), dimension)
             if self._mapping is not None
@@ -77,7 +78,7 @@ class VectorIndex:
         for the first where the kernel made huge pages). Values written meanwhile are kept.
         """
         mapping = self._mapping
-        if mapping is None or not hasattr(mapping, "madvise"):
+        if mapping is None or MADV_POPULATE_WRITE is None or not hasattr(mapping, "madvise"):
             return False
         for start in range(0, len(mapping), FAULT_IN_BYTES):
             if cancelled():
@@ -87,6 +88,11 @@ class VectorIndex:
             except (OSError, ValueError):
                 return False  # an older kernel (EINVAL), or a mapping closed under it
         return True
+
+    @property
+    def maps_its_own_memory(self) -> bool:
+        """Whether the matrix is this index's own mapping (not a stored index's file, nor empty)."""
+        return self._mapping is not None
 
     def stored_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The vectors, token counts and characters read of every row, as they are kept (not copies)."""
@@ -164,6 +170,13 @@ class VectorIndex:
         if extents:
             self._token_counts[positions] = [extent.token_count for extent in extents]
             self._chars_read[positions] = [extent.chars_read for extent in extents]
+
+
+def _private_mapping(size: int) -> mmap.mmap:
+    """``size`` bytes of zeroed memory of this process's own (private, not shared), as a mapping."""
+    if hasattr(mmap, "MAP_PRIVATE"):
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return mmap.mmap(-1, size)  # Windows: the system's paging file
 
 
 @dataclass(frozen=True, eq=False)

@@ -145,6 +145,8 @@ def load_stored_index(cache_dir: Path, key: str, corpus: Corpus, params: WindowP
     shapes = (extents.shape, cuts.shape, counts.shape)
     if shapes != ((2, count), (4, count), (len(corpus.files),)) or int(counts.sum()) != count:
         return None
+    if len(counts) and int(counts.min()) < 0:
+        return None
     if {extents.dtype, cuts.dtype, counts.dtype} != {np.dtype(np.int64)}:
         return None
     with contextlib.suppress(OSError):

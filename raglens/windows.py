@@ -213,6 +213,8 @@ class WindowColumns(Sequence[Window]):
         """The number of each row's file in ``_paths``."""
         row = 0
         for number, count in enumerate(counts):
+            if count < 0:
+                raise ValueError(f"a file of {count} windows")
             self._first_rows.append(row)
             self._file_of.extend(array.array("i", [number]) * count)
             row += count
@@ -228,7 +230,8 @@ class WindowColumns(Sequence[Window]):
 
     @classmethod
     def of(cls, unit: Unit, windows: Iterable[Window]) -> WindowColumns:
-        """The columns of ``windows``, given in corpus order (each file's in a run of its own)."""
+        """The columns of ``windows``, given in corpus order (each file's in a run of its own); each
+        window read back is numbered by its place in its file's run, as a cut numbers it."""
         paths: list[str] = []
         counts: list[int] = []
         cuts = tuple(array.array("q") for _ in range(4))

@@ -310,7 +310,8 @@ def _cut_spans(
     texts: Mapping[str, str], windows: Sequence[Window], definitions: Sequence[Definition]
 ) -> list[CutSpan]:
     """Definitions with a docstring, then paragraphs, that one window could hold but none does."""
-    longest = max((w.length for w in windows), default=0)
+    lengths = as_columns(windows).lengths()
+    longest = int(lengths.max()) if len(lengths) else 0
     found: list[CutSpan] = []
     for definition in definitions:
         question = question_from_docstring(definition.docstring)
@@ -331,10 +332,14 @@ def _cut_spans(
                 if len(sentence) >= 20 and end - start >= 200:
                     found.append(CutSpan(path, start, end, "a paragraph", sentence[:200]))
     columns = as_columns(windows)
+    windows_of: dict[str, list[Window]] = {}
+    """Each file's windows, made once for all of its spans."""
 
     def largest_share(span: CutSpan) -> float | None:
         """The most of ``span`` one window holds, when the grid cuts it (None: one window holds it all)."""
-        own = [window for _, window in columns.numbered_windows_of(span.path)]
+        own = windows_of.get(span.path)
+        if own is None:
+            own = windows_of[span.path] = [window for _, window in columns.numbered_windows_of(span.path)]
         holding = [w for w in own if w.start < span.end and span.start < w.end]
         if len(holding) < 2 or any(w.start <= span.start and span.end <= w.end for w in holding):
             return None

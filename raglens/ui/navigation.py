@@ -116,18 +116,18 @@ class Navigation(ExplorerScreen):
         if self.corpus is None or self.shown_window is None:
             return
         path, current = self.shown_window
-        windows = self.a.file_windows(path)
+        file_rows = self.a.file_rows  # rows, not windows: a window is made each time one is read
         target = (current if current is not None else -1) + step
-        if 0 <= target < len(windows):
+        if 0 <= target < len(file_rows.get(path, ())):
             self.show_file(path, target)
             return
-        paths = [f.path for f in self.corpus.files if self.a.file_windows(f.path)]
+        paths = [f.path for f in self.corpus.files if f.path in file_rows]
         if path not in paths:
             return
         position = paths.index(path) + step
         if 0 <= position < len(paths):
             next_path = paths[position]
-            self.show_file(next_path, 0 if step > 0 else len(self.a.file_windows(next_path)) - 1)
+            self.show_file(next_path, 0 if step > 0 else len(file_rows[next_path]) - 1)
             self.a.embed_next(next_path)
 
     def action_next_window(self) -> None:

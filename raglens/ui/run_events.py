@@ -87,15 +87,16 @@ class RunEvents(ExplorerScreen):
         """Have the memory of a run's index made since last asked backed in a worker, before its
         vectors need it (``VectorIndex.fault_in``); each index once."""
         index = run.index
-        if index is not None and index not in self._backed_indexes:
+        if index is not None and index.maps_its_own_memory and index not in self._backed_indexes:
             self._backed_indexes.add(index)
-            self.back_index_memory(index)
+            self.back_index_memory(run, index)
 
     @work(thread=True, group="index-memory", exit_on_error=False, description="backing the index's memory")
-    def back_index_memory(self, index: VectorIndex) -> None:
-        """Fault in ``index``'s pages, a few MiB at a time, unless a re-scan or the app's end cancels it."""
+    def back_index_memory(self, run: ConfigurationRun, index: VectorIndex) -> None:
+        """Fault in ``index``'s pages, a few MiB at a time, until the app ends or the run's index is
+        another (a re-scan or a re-cut replaced it: its memory goes with it)."""
         worker = get_current_worker()
-        index.fault_in(lambda: worker.is_cancelled)
+        index.fault_in(lambda: worker.is_cancelled or run.index is not index)
 
     @work(thread=True, group="embedder", exit_on_error=False, description="embedding process")
     def relay_events(self, run: ConfigurationRun) -> None:

@@ -133,15 +133,26 @@ def _resident_pages(index: VectorIndex) -> int:
 
 @pytest.mark.skipif(not hasattr(mmap.mmap, "madvise"), reason="no madvise here")
 def test_faulting_in_backs_every_page_and_keeps_the_rows_filled_meanwhile() -> None:
-    index = _index(3000, 384)
-    index.fill([7, 2999], np.full((2, 384), 0.5, np.float32))
+    index = _index(3000, 384)  # 4.6 MB: two calls
+    index.fill([7], np.full((1, 384), 0.5, np.float32))
     assert _resident_pages(index) < 10, "a fresh matrix is backed only where it was written"
-    if not index.fault_in():
+    asked = []
+
+    def cancelled() -> bool:
+        """Before the second call, fill a row already backed and one about to be, as the app's thread
+        does meanwhile."""
+        asked.append(True)
+        if len(asked) == 2:
+            index.fill([1, 2999], np.full((2, 384), 0.25, np.float32))
+        return False
+
+    if not index.fault_in(cancelled):
         pytest.skip("this kernel has no MADV_POPULATE_WRITE (Linux before 5.14)")
+    assert len(asked) == 2
     vectors, _, _ = index.stored_arrays()
     assert _resident_pages(index) >= vectors.nbytes // mmap.PAGESIZE
-    assert (vectors[[7, 2999]] == 0.5).all() and not vectors[[0, 8, 2998]].any(), "no value changed"
-    assert index.embedded_count == 2
+    assert (vectors[7] == 0.5).all() and (vectors[[1, 2999]] == 0.25).all(), "what was filled is kept"
+    assert not vectors[[0, 8, 2998]].any() and index.embedded_count == 3
 
 
 def test_faulting_in_stops_when_cancelled_or_where_it_cannot() -> None:

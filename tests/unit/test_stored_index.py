@@ -77,7 +77,16 @@ def array_of(folder: Path, name: str) -> Path:
     return folder / json.loads((folder / "k.json").read_text())["arrays"][name]
 
 
-DAMAGES = ["no description", "no vectors", "cut short", "empty", "other shape", "other format", "garbage"]
+DAMAGES = [
+    "no description",
+    "no vectors",
+    "cut short",
+    "empty",
+    "other shape",
+    "other format",
+    "garbage",
+    "negative counts",
+]
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
@@ -97,6 +106,10 @@ def test_a_stored_index_not_whole_is_not_taken(tmp_path: Path, damage: str) -> N
         np.save(array_of(folder, "extents"), np.zeros((2, 3), np.int64))
     elif damage == "garbage":
         (folder / "k.json").write_text("[1, 2")
+    elif damage == "negative counts":  # as many windows in all, so only their signs are wrong
+        counts = np.load(array_of(folder, "counts"))
+        counts[0], counts[1] = counts[0] + counts[1] + 1, -1
+        np.save(array_of(folder, "counts"), counts)
     else:
         (folder / "k.json").write_text('{"format": 0}')
     assert load_stored_index(tmp_path, "k", CORPUS, PARAMS) is None

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from raglens.stored_index import StoredIndex
 
 FAULT_IN_BYTES = 4 << 20
-"""The matrix's pages faulted in per call: ~1 ms each, holding the GIL."""
+"""The matrix's pages faulted in per call: 1-2 ms each here, holding the GIL."""
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23 if sys.platform == "linux" else None)
 """Linux (5.14 on) backs a range's pages writable without changing them; Python 3.11 does not name it."""
 

@@ -310,10 +310,6 @@ class WindowColumns(Sequence[Window]):
             for number, start, end in zip(self._file_of, self._starts, self._ends, strict=True)
         ]
 
-    def path_of(self, row: int) -> str:
-        """The path of window ``row``'s file, without making the window."""
-        return self._paths[self._file_of[row]]
-
     def rows_of(self, path: str) -> range:
         """The rows of the windows of the file at ``path`` (none for a file with no window): what a
         question about one file asks, without making every window to find them."""

@@ -193,7 +193,6 @@ def test_columns_hold_exactly_the_windows_cut_file_by_file(
     assert [columns[row] for row in range(len(columns))] == expected
     assert [columns[row - len(columns)] for row in range(len(columns))] == expected, "negative rows"
     assert columns[1:-1:2] == expected[1:-1:2]
-    assert [columns.path_of(row) for row in range(len(columns))] == [window.path for window in expected]
     rows: dict[str, list[int]] = {}
     for row, window in enumerate(expected):
         rows.setdefault(window.path, []).append(row)

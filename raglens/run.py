@@ -9,7 +9,7 @@ window set are dropped. The app only draws what a run reports.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -129,8 +129,6 @@ class ConfigurationRun:
         """The corpus the windows were cut from."""
         self.windows: WindowColumns = WindowColumns.empty()
         """Every window of the current set, in corpus order (the index's rows once it exists)."""
-        self.file_rows: dict[str, range] = {}
-        """The rows of each file's windows: contiguous, since windows are cut file by file."""
         self.generation = 0
         """Which window set the index belongs to; vectors of an older set are dropped on arrival."""
         self.index: VectorIndex | None = None
@@ -186,7 +184,6 @@ class ConfigurationRun:
         """
         self.corpus = corpus
         self.windows = window_set.windows
-        self.file_rows = window_set.file_rows
         self.generation += 1
         self.from_cache = 0
         self._cached_to_come = 0
@@ -304,6 +301,11 @@ class ConfigurationRun:
         from raglens.index import VectorIndex  # the relay imported numpy before it posted ModelReady
 
         self.index = VectorIndex(self.windows, self.model.dimension)
+
+    @property
+    def file_rows(self) -> Mapping[str, range]:
+        """The rows of each file's windows: contiguous, since windows are cut file by file."""
+        return self.windows.file_rows()
 
     def file_windows(self, path: str) -> list[Window]:
         """The windows of ``path``, in order."""

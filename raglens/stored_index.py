@@ -165,7 +165,8 @@ def _window_set(corpus: Corpus, params: WindowParams, cuts: np.ndarray, counts: 
     windows = WindowColumns(
         params.unit, [path for path, _ in having], [count for _, count in having], columns
     )
-    return WindowSet(windows, None, windows.file_rows())
+    windows.file_rows()  # here, in the reading worker, off the event loop
+    return WindowSet(windows, None)
 
 
 def store_index(cache_dir: Path, key: str, index: VectorIndex, fingerprint: str, corpus: Corpus) -> bool:

@@ -144,7 +144,7 @@ def corpus_coverage(
     window were 200k more objects for the garbage collector while the explorer's worker ran this.
     """
     columns = as_columns(windows)
-    starts = columns.columns()[0].tolist()
+    starts = columns.starts().tolist()
     lengths = columns.lengths().tolist()
     read = list(chars_read)
     if len(read) != len(lengths):

@@ -182,7 +182,7 @@ def test_stored_windows_are_the_cut_windows(tmp_path: Path) -> None:
         stored = load_stored_index(tmp_path, "k", CORPUS, params)
         assert stored is not None and stored.window_set.texts is None
         assert list(stored.window_set.windows) == list(windows.windows)
-        assert stored.window_set.file_rows == windows.file_rows
+        assert stored.window_set.windows.file_rows() == windows.windows.file_rows()
     other = replace(CORPUS, files=CORPUS.files[:-1])
     assert load_stored_index(tmp_path, "k", other, params) is None, "windows of other files"
 

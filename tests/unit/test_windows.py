@@ -163,14 +163,14 @@ def test_defaults_per_unit_and_proportional_overlap() -> None:
     assert WindowParams().describe() == "1000/200 chars"
 
 
-def test_rows_by_file_are_each_file_s_contiguous_rows_in_corpus_order() -> None:
-    from raglens.windows import rows_by_file
+def test_file_rows_are_each_file_s_contiguous_rows_in_corpus_order() -> None:
+    from raglens.windows import WindowColumns
 
     windows = [
         *cut_windows("a.md", "x" * 2500, WindowParams()),
         *cut_windows("b.md", "y" * 900, WindowParams()),
     ]
-    rows = rows_by_file(windows)
+    rows = WindowColumns.of(Unit.CHARS, windows).file_rows()
     assert rows == {"a.md": range(0, 3), "b.md": range(3, 4)}
     assert all(windows[row].path == path for path, span in rows.items() for row in span)
 

@@ -171,3 +171,19 @@ def test_faulting_in_stops_when_cancelled_or_where_it_cannot() -> None:
 
     index._mapping = OldKernel()  # type: ignore[assignment]
     assert not index.fault_in()
+
+
+def test_an_index_off_linux_maps_its_memory_as_that_system_can_and_faults_it_in_as_rows_arrive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Windows has no MAP_PRIVATE (a mapping of its paging file) and no system but Linux has
+    MADV_POPULATE_WRITE: the index still fills and ranks, and backing it ahead says it cannot."""
+    import raglens.index
+
+    monkeypatch.delattr(mmap, "MAP_PRIVATE")
+    monkeypatch.setattr(raglens.index, "MADV_POPULATE_WRITE", None)
+    index = _index(3000, 384)
+    assert index.maps_its_own_memory and not index.fault_in()
+    index.fill([5], np.full((1, 384), 0.5, np.float32))
+    vectors, _, _ = index.stored_arrays()
+    assert (vectors[5] == 0.5).all() and not vectors[4].any()

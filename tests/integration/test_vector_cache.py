@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import numpy as np
@@ -227,8 +228,32 @@ def test_two_processes_writing_at_once_leave_a_consistent_cache(tmp_path: Path) 
         assert connection.execute("SELECT count(*) FROM vectors").fetchone() == (60 * 4 + 2 * 60 * 4,)
 
 
+def _open_fresh_caches_together(directories: list[str], barrier: Barrier, writer: int) -> None:
+    for directory in directories:
+        barrier.wait(30)
+        with VectorCache.open(Path(directory)) as cache:
+            assert not cache.warnings, f"writer {writer}: {cache.warnings}"
+
+
+def test_processes_creating_one_new_cache_together_all_get_it(tmp_path: Path) -> None:
+    """Two raglens started together on a new cache: SQLite answers one of them "database is locked"
+    without waiting (each holds a lock the other needs); before the retry, 1 in 5 rounds lost a writer."""
+    context = multiprocessing.get_context("spawn")
+    directories = [str(tmp_path / f"cache-{round_}") for round_ in range(40)]
+    barrier = context.Barrier(4)
+    openers = [
+        context.Process(target=_open_fresh_caches_together, args=(directories, barrier, n)) for n in range(4)
+    ]
+    for process in openers:
+        process.start()
+    for process in openers:
+        process.join(120)
+    assert [process.exitcode for process in openers] == [0, 0, 0, 0]
+
+
 KILLED_INDEXER = """
 import sys
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.engine import Engines

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
 
 from raglens.corpus import Corpus, SourceFile
-from raglens.ui.widgets.corpus_tree import CorpusTree
+from raglens.ui.widgets.corpus_tree import CorpusTree, FileEntry, FolderEntry
 from tests.ui.conftest import wait_until
 
 
@@ -42,20 +43,97 @@ async def test_a_large_corpus_fills_over_turns_of_the_loop_then_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(CorpusTree, "TURN_BUDGET_S", 60.0)  # the chunk's bound alone
+    monkeypatch.setattr(CorpusTree, "LINE_BUDGET", 10**6)  # every folder open
     corpus = corpus_of(CorpusTree.FILL_CHUNK * 2 + 7, "big")
     app = TreeApp()
     async with app.run_test() as pilot:
         tree = app.query_one(CorpusTree)
         tree.show_corpus(corpus, {source.path: range(1) for source in corpus.files})
         assert not tree.is_filled, "no more than one chunk is added in the call"
-        assert len(tree._node_of_path) == CorpusTree.FILL_CHUNK, (
-            "a chunk is of files (their folders with them)"
-        )
+        assert len(tree._tree_nodes) == 1 + CorpusTree.FILL_CHUNK, "a chunk is of nodes, beside the root"
         await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
         assert tree.is_filled
         assert all(tree.node_for(source.path) is not None for source in corpus.files)
         folders = 1 + -(-len(corpus.files) // 10)
-        assert len(tree._tree_lines) == folders + len(corpus.files), "every folder is expanded"
+        assert len(tree._tree_lines) == folders + len(corpus.files), "every folder is open"
+
+
+async def test_a_large_corpus_opens_its_shallowest_folders_within_the_line_budget() -> None:
+    """A tree of 10k files with every folder open held the loop 55-120 ms each time Textual listed its
+    lines: the first folders open, breadth-first, while the lines fit; the others have no nodes yet."""
+    corpus = corpus_of(CorpusTree.LINE_BUDGET * 2, "big")  # one folder of 200 folders of 10 files
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(corpus, {})
+        await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
+        parts = len(tree._listing["big"])
+        lines = tree._tree_lines
+        opened = (CorpusTree.LINE_BUDGET - 1 - parts) // 10  # "big/" and its folders shown first
+        assert len(lines) == 1 + parts + opened * 10 <= CorpusTree.LINE_BUDGET
+        shown = [line.path[-1].data for line in lines]
+        assert shown[:3] == [
+            FolderEntry("big"),
+            FolderEntry("big/part0"),
+            FileEntry("big/part0/file0.py", True),
+        ]
+        assert tree.node_for(f"big/part{opened - 1}/file{(opened - 1) * 10}.py") is not None
+        assert tree.node_for(f"big/part{opened}/file{opened * 10}.py") is None, "a closed folder has no nodes"
+        assert len(tree._tree_nodes) == 1 + len(lines)
+
+
+async def test_a_folder_opened_by_the_user_lists_its_files_then() -> None:
+    corpus = corpus_of(CorpusTree.LINE_BUDGET * 2, "big")
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(corpus, {source.path: range(2) for source in corpus.files})
+        await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
+        last = corpus.files[-1].path
+        folder = last.rpartition("/")[0]
+        assert tree.node_for(last) is None
+        tree.focus()
+        tree.cursor_line = next(
+            number
+            for number, line in enumerate(tree._tree_lines)
+            if line.path[-1].data == FolderEntry(folder)
+        )
+        await pilot.press("space")
+        await wait_until(pilot, lambda: app.filled == 2, "the folder listed")
+        node = tree.node_for(last)
+        assert node is not None and str(node.label).endswith("  2")
+        assert [line.path[-1].data for line in tree._tree_lines][
+            tree.cursor_line + 1 : tree.cursor_line + 11
+        ] == [FileEntry(source.path, True) for source in corpus.files[-10:]], (
+            "its files under it, in the corpus's order"
+        )
+        await pilot.press("space", "space")  # closed and opened again: listed once
+        await pilot.pause()
+        assert len(tree.get_node_at_line(tree.cursor_line).children) == 10  # type: ignore[union-attr]
+
+
+async def test_a_big_folder_the_user_opens_fills_over_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(CorpusTree, "TURN_BUDGET_S", 60.0)  # the chunk's bound alone
+    sources = tuple(
+        SourceFile(f"flat/file{number}.py", "x\n", "utf-8", 2)
+        for number in range(CorpusTree.FILL_CHUNK * 2 + 3)
+    )
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(Corpus(Path("/corpus"), sources, (), "walk"), {})
+        await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
+        assert len(tree._tree_lines) == 1, "a folder past the line budget stays closed"
+        turns: list[Callable[[], None]] = []
+        monkeypatch.setattr(tree, "_next_turn", turns.append)
+        tree.root.children[0].expand()
+        await wait_until(pilot, lambda: bool(turns), "the first turn of the fill")
+        assert len(tree._node_of_path) == CorpusTree.FILL_CHUNK and not tree.is_filled
+        turns.pop()()
+        turns.pop()()
+        assert tree.is_filled and not turns
+        await wait_until(pilot, lambda: app.filled == 2, "said it is filled")
+        assert len(tree._tree_lines) == 1 + len(sources)
 
 
 async def test_a_turn_adds_files_for_its_time_budget_and_no_fewer_than_its_least(
@@ -68,13 +146,14 @@ async def test_a_turn_adds_files_for_its_time_budget_and_no_fewer_than_its_least
     async with app.run_test() as pilot:
         tree = app.query_one(CorpusTree)
         tree.show_corpus(corpus, {source.path: range(3) for source in corpus.files})
-        assert len(tree._node_of_path) == CorpusTree.TURN_LEAST, "past its budget, a turn adds its least"
+        assert len(tree._tree_nodes) == 1 + CorpusTree.TURN_LEAST, "past its budget, a turn adds its least"
         await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
         assert all(tree.node_for(source.path) is not None for source in corpus.files)
         assert str(tree.node_for(corpus.files[0].path).label).endswith("  3")  # type: ignore[union-attr]
 
 
-async def test_a_corpus_shown_before_the_last_one_filled_replaces_it() -> None:
+async def test_a_corpus_shown_before_the_last_one_filled_replaces_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(CorpusTree, "LINE_BUDGET", 10**6)  # the first corpus fills over turns
     first, second = corpus_of(CorpusTree.FILL_CHUNK * 3, "first"), corpus_of(25, "second")
     app = TreeApp()
     async with app.run_test() as pilot:
@@ -84,7 +163,8 @@ async def test_a_corpus_shown_before_the_last_one_filled_replaces_it() -> None:
         await wait_until(pilot, lambda: app.filled >= 1, "the tree filled")
         await pilot.pause()
         assert app.filled == 1, "the first corpus's fill stopped"
-        assert [line.path[-1].data for line in tree._tree_lines if line.path[-1].data is not None] == [
+        entries = [line.path[-1].data for line in tree._tree_lines]
+        assert [entry for entry in entries if isinstance(entry, FileEntry)] == [
             tree.node_for(source.path).data
             for source in second.files  # type: ignore[union-attr]
         ]

@@ -1,11 +1,17 @@
-"""The corpus pane: every indexed file with its window count, and every skipped file with its reason."""
+"""The corpus pane: every indexed file with its window count, and every skipped file with its reason.
+
+A folder's nodes are made when it is first opened: the corpus's folders open shallowest first while
+the tree stays within ``CorpusTree.LINE_BUDGET`` lines, and the rest wait for the user.
+"""
 
 from __future__ import annotations
 
 import functools
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -28,7 +34,51 @@ class FileEntry:
     """Why the file is skipped, for a skipped one."""
 
 
-class CorpusTree(Tree[FileEntry]):
+@dataclass(frozen=True)
+class FolderEntry:
+    """What a folder's node stands for: the folder's path, whose listing names its children."""
+
+    path: str
+
+
+Entry = FileEntry | FolderEntry
+
+
+class Child(NamedTuple):
+    """One line under a folder: a folder, an indexed file (``position`` in ``Corpus.files``) or a
+    skipped one (into ``Corpus.skipped``). A tuple of a string, a string and an int, which the
+    garbage collector stops tracking: a listing of 10k files adds nothing to its scans."""
+
+    kind: Literal["folder", "file", "skipped"]
+    path: str
+    position: int = -1
+
+
+def list_folders(corpus: Corpus) -> dict[str, list[Child]]:
+    """Each folder's children (``""``: the corpus's root) in the order the tree shows them: a folder
+    where its first file comes, indexed files as the corpus lists them, skipped ones after them."""
+    listing: dict[str, list[Child]] = {"": []}
+
+    def add(kind: Literal["file", "skipped"], path: str, position: int) -> None:
+        folder = path.rstrip("/").rpartition("/")[0]
+        missing = []
+        parent = folder
+        while parent not in listing:
+            missing.append(parent)
+            parent = parent.rpartition("/")[0]
+        for new in reversed(missing):
+            listing[new.rpartition("/")[0]].append(Child("folder", new))
+            listing[new] = []
+        listing[folder].append(Child(kind, path, position))
+
+    for position, source in enumerate(corpus.files):
+        add("file", source.path, position)
+    for position, skipped in enumerate(corpus.skipped):
+        add("skipped", skipped.path, position)
+    return listing
+
+
+class CorpusTree(Tree[Entry]):
     """A folder tree of the corpus; selecting an indexed file asks to show it."""
 
     class FileSelected(Message):
@@ -46,20 +96,24 @@ class CorpusTree(Tree[FileEntry]):
             self.path = path
             self.detail = detail
 
+    LINE_BUDGET = 1_000
+    """The corpus's folders are shown open, shallowest first, while the tree stays within this many
+    lines; the others open when the user asks. Textual's Tree lists every shown line again on each
+    change: 12k lines (a corpus of 10k files, every folder open) took 55-120 ms of the loop a time."""
     FILL_CHUNK = 1_000
-    """At most this many files are added per turn of the event loop, with their folders: a corpus of
-    10k files fills over turns, where filling it at once held the loop for 0.4 s."""
+    """At most this many nodes are added per turn of the event loop: a folder of 10k files opens over
+    turns, where filling it at once held the loop for 0.4 s."""
     TURN_BUDGET_S = 0.008
-    """A turn adds files (or lets the last corpus's nodes go) for about this long, then yields: a
+    """A turn adds nodes (or lets the last corpus's nodes go) for about this long, then yields: a
     chunk of 1,000 files took 25-100 ms of the loop at 100k windows, with the other threads busy."""
     TURN_LEAST = 50
-    """Files added in a turn however slow it is, so that a loaded machine still fills the tree."""
+    """Nodes added in a turn however slow it is, so that a loaded machine still fills the tree."""
 
     class Filled(Message):
-        """Every node of the corpus last shown is in the tree."""
+        """Every node due is in the tree: those of the corpus last shown, and of the folders opened."""
 
-    _filling = False
-    """While nodes are added in bulk: the tree's caches are invalidated once, after the last."""
+    _fills = 0
+    """How many fills are adding nodes: the tree's caches are invalidated once, after the last."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(Text("corpus"), id=id)
@@ -67,18 +121,23 @@ class CorpusTree(Tree[FileEntry]):
         self.guide_depth = 2
         self._fill_number = 0
         """Counts the corpora shown: a fill still running for an older one stops (0: none shown yet)."""
-        self._node_of_path: dict[str, TreeNode[FileEntry]] = {}
-        self._retired: list[TreeNode[FileEntry]] = []
+        self._corpus: Corpus | None = None
+        self._file_rows: Mapping[str, range] = {}
+        self._listing: dict[str, list[Child]] = {}
+        self._unlisted: dict[str, TreeNode[Entry]] = {}
+        """The folders shown whose children are not nodes yet, by path."""
+        self._node_of_path: dict[str, TreeNode[Entry]] = {}
+        self._retired: list[TreeNode[Entry]] = []
         """Folders of corpora shown before, whose children are let go a few at a time."""
         self._letting_go = False
         """Whether a turn that lets retired folders go is due (one chain of them at a time)."""
 
     def show_corpus(self, corpus: Corpus, file_rows: Mapping[str, range]) -> None:
-        """Rebuild the tree for ``corpus`` (``file_rows``: each file's windows): at once when it fills
-        within a turn's budget (always at TURN_LEAST files or fewer), else over a few turns of the
-        event loop, showing the first files meanwhile; ``Filled`` is posted when all of it is in."""
+        """Rebuild the tree for ``corpus`` (``file_rows``: each file's windows), opening its folders
+        within ``LINE_BUDGET`` lines: at once when that fits in a turn's budget (always at TURN_LEAST
+        nodes or fewer), else over a few turns of the event loop, showing the first meanwhile;
+        ``Filled`` is posted when all of them are in."""
         self._fill_number += 1
-        self._filling = True
         # Tree.clear() alone leaves the old nodes in Tree._tree_nodes and in reference cycles (a
         # folder and its children), garbage only a full collection over the whole heap finds (0.3 s
         # at 100k windows), and never once the heap is frozen. Unlinking them all at once held the
@@ -89,13 +148,18 @@ class CorpusTree(Tree[FileEntry]):
         self._tree_nodes = {}
         self.clear()
         self._tree_nodes[self.root.id] = self.root  # registered, as Tree registers the root it makes
+        self.root.set_label(Text(printable_name(str(corpus.root))))
+        self._corpus, self._file_rows = corpus, file_rows
+        self._listing = list_folders(corpus)
+        self._unlisted = {"": self.root}
         self._node_of_path = {}
-        self._fill(self._fill_number, self._add_nodes(corpus, file_rows))
+        self._fills = 0  # an older corpus's fills stop at their next turn
+        self._fill(self._fill_number, self._open_within_budget())
 
     @property
     def is_filled(self) -> bool:
-        """Whether a corpus was shown and every node of the last one is in the tree."""
-        return self._fill_number > 0 and not self._filling
+        """Whether a corpus was shown and every node due (its first folders', the opened ones') is in."""
+        return self._fill_number > 0 and not self._fills
 
     @property
     def holds_retired_nodes(self) -> bool:
@@ -103,27 +167,32 @@ class CorpusTree(Tree[FileEntry]):
         return bool(self._retired)
 
     def _fill(self, number: int, steps: Iterator[None]) -> None:
-        """Add files of corpus ``number`` for a turn's budget; the rest in a later turn of the loop."""
+        """Add nodes from ``steps`` for a turn's budget, the rest in later turns of the loop."""
+        self._fills += 1
+        self._fill_turn(number, steps)
+
+    def _fill_turn(self, number: int, steps: Iterator[None]) -> None:
         if number != self._fill_number:
             return  # another corpus replaced it
         deadline = time.perf_counter() + self.TURN_BUDGET_S
         for added in range(1, self.FILL_CHUNK + 1):
             if next(steps, StopIteration) is StopIteration:
-                self._filling = False
-                self._invalidate()
-                self.post_message(self.Filled())
-                if self._retired and not self._letting_go:
-                    self._letting_go = True
-                    self._next_turn(self._let_retired_go)
+                self._fills -= 1
+                if not self._fills:
+                    self._invalidate()
+                    self.post_message(self.Filled())
+                    if self._retired and not self._letting_go:
+                        self._letting_go = True
+                        self._next_turn(self._let_retired_go)
                 return
             if added >= self.TURN_LEAST and time.perf_counter() > deadline:
                 break
-        self._next_turn(functools.partial(self._fill, number, steps))
+        self._next_turn(functools.partial(self._fill_turn, number, steps))
 
     def _let_retired_go(self) -> None:
         """Empty retired folders for a turn's budget: each leaf is freed by its reference count."""
         deadline = time.perf_counter() + self.TURN_BUDGET_S
-        while self._retired and not self._filling:
+        while self._retired and not self._fills:
             self._retired.pop()._children.clear()
             if time.perf_counter() > deadline:
                 self._next_turn(self._let_retired_go)
@@ -134,43 +203,55 @@ class CorpusTree(Tree[FileEntry]):
         """Run ``step`` in a later turn of the event loop."""
         self.set_timer(0.001, step)  # 0 divides by zero in Textual
 
-    def _add_nodes(self, corpus: Corpus, file_rows: Mapping[str, range]) -> Iterator[None]:
-        """Add the corpus's nodes, a file (and the folders it needs) a step."""
-        self.root.set_label(Text(printable_name(str(corpus.root))))
-        folders: dict[str, TreeNode[FileEntry]] = {"": self.root}
+    def _open_within_budget(self) -> Iterator[None]:
+        """List the root's children, then open folders breadth-first while the tree stays within
+        ``LINE_BUDGET`` lines, a node a step; a folder too big for what is left stays closed."""
+        shown = len(self._listing[""])
+        yield from self._list("")
+        waiting = deque(child.path for child in self._listing[""] if child.kind == "folder")
+        while waiting:
+            folder = waiting.popleft()
+            children = self._listing[folder]
+            node = self._unlisted.get(folder)
+            if node is None or shown + len(children) > self.LINE_BUDGET:
+                continue  # listed already, or too big: its children stay out of the tree
+            # Set, not expand(): that posts a NodeExpanded message per folder, and dispatching 12k of
+            # them (a corpus of 10k files) held the event loop for ~0.9 s.
+            node._expanded = True
+            shown += len(children)
+            yield from self._list(folder)
+            waiting.extend(child.path for child in children if child.kind == "folder")
 
-        def folder_of(path: str) -> TreeNode[FileEntry]:
-            # A loop, not recursion: a closure that calls itself is a reference cycle, and with the
-            # heap frozen (MainScreen._settle_heap) it would keep this tree alive after the next one.
-            parent = path.rstrip("/").rpartition("/")[0]
-            missing = []
-            while parent not in folders:
-                missing.append(parent)
-                parent = parent.rpartition("/")[0]
-            for folder in reversed(missing):
-                name = folder.rpartition("/")[2]
+    def _list(self, folder: str) -> Iterator[None]:
+        """Add the children of ``folder``'s node (shown, not listed yet), a node a step."""
+        parent = self._unlisted.pop(folder)
+        corpus = self._corpus
+        assert corpus is not None
+        for child in self._listing[folder]:
+            name = child.path.rstrip("/").rpartition("/")[2]
+            if child.kind == "folder":
                 label = Text(printable_name(name) + "/", style="bold")
-                folders[folder] = folders[folder.rpartition("/")[0]].add(label, expand=True)
-            return folders[path.rstrip("/").rpartition("/")[0]]
+                self._unlisted[child.path] = parent.add(label, FolderEntry(child.path))
+            elif child.kind == "file":
+                source = corpus.files[child.position]
+                label = Text(printable_name(name))
+                label.append(f"  {len(self._file_rows.get(source.path, range(0)))}", style="cyan")
+                if source.decoding_note:
+                    label.append(" !", style="yellow")
+                self._node_of_path[source.path] = parent.add_leaf(label, FileEntry(source.path, True))
+            else:
+                skipped = corpus.skipped[child.position]
+                label = Text(printable_name(name + ("/" if skipped.path.endswith("/") else "")), "dim strike")
+                label.append(f"  {printable(skipped.reason.value)}", style="dim italic")
+                leaf = parent.add_leaf(label, FileEntry(skipped.path, False, skipped.detail))
+                self._node_of_path.setdefault(skipped.path, leaf)
+            yield
 
-        # Folders are added expanded: TreeNode.expand_all() would post a NodeExpanded message per
-        # node, and dispatching 12k of them (a corpus of 10k files) held the event loop for ~0.9 s.
-        for source in corpus.files:
-            name = source.path.rpartition("/")[2]
-            label = Text(printable_name(name))
-            label.append(f"  {len(file_rows.get(source.path, range(0)))}", style="cyan")
-            if source.decoding_note:
-                label.append(" !", style="yellow")
-            node = folder_of(source.path).add_leaf(label, FileEntry(source.path, indexed=True))
-            self._node_of_path[source.path] = node
-            yield
-        for skipped in corpus.skipped:
-            name = skipped.path.rstrip("/").rpartition("/")[2] + ("/" if skipped.path.endswith("/") else "")
-            label = Text(printable_name(name), style="dim strike")
-            label.append(f"  {printable(skipped.reason.value)}", style="dim italic")
-            node = folder_of(skipped.path).add_leaf(label, FileEntry(skipped.path, False, skipped.detail))
-            self._node_of_path.setdefault(skipped.path, node)
-            yield
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Entry]) -> None:
+        """A folder opened for the first time: its children become nodes (over turns, for a big one)."""
+        entry = event.node.data
+        if isinstance(entry, FolderEntry) and self._unlisted.get(entry.path) is event.node:
+            self._fill(self._fill_number, self._list(entry.path))
 
     def process_label(self, label: str | Text) -> Text:
         """A label as given: every label here is one line of Text already (Tree splits each into
@@ -180,7 +261,7 @@ class CorpusTree(Tree[FileEntry]):
     def _invalidate(self) -> None:
         """Textual's Tree refreshes its layout on every node added (~40% of filling 10k files);
         while filling, once at the end instead."""
-        if not self._filling:
+        if not self._fills:
             super()._invalidate()
 
     def _build(self) -> None:
@@ -192,20 +273,20 @@ class CorpusTree(Tree[FileEntry]):
         with collector_paused():
             super()._build()
 
-    def get_label_width(self, node: TreeNode[FileEntry]) -> int:
+    def get_label_width(self, node: TreeNode[Entry]) -> int:
         """The label's width without rendering it: the tree measures every line on each rebuild."""
         icon = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
         label = node.label
         return cell_len(icon) + (label.cell_len if isinstance(label, Text) else cell_len(label))
 
-    def node_for(self, path: str) -> TreeNode[FileEntry] | None:
-        """The node of ``path`` (indexed or skipped), if the tree shows it."""
+    def node_for(self, path: str) -> TreeNode[Entry] | None:
+        """The node of ``path`` (indexed or skipped), if it is in the tree: its folder was listed."""
         return self._node_of_path.get(path)
 
-    def on_tree_node_selected(self, event: Tree.NodeSelected[FileEntry]) -> None:
+    def on_tree_node_selected(self, event: Tree.NodeSelected[Entry]) -> None:
         entry = event.node.data
-        if entry is None:
-            return
+        if not isinstance(entry, FileEntry):
+            return  # a folder: Tree opens or closes it
         event.stop()
         if entry.indexed:
             self.post_message(self.FileSelected(entry.path))

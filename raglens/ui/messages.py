@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.search import SearchResult
     from raglens.stored_index import IndexPlace
     from raglens.ui.screens.why import WhyScreen
+    from raglens.ui.widgets.corpus_tree import FolderListing
     from raglens.ui.widgets.hit_list import HitExcerpt
     from raglens.windows import WindowParams, WindowSet
 
@@ -177,6 +178,7 @@ class WindowsCut(Message):
         corpus: Corpus,
         window_set: WindowSet,
         index_place: IndexPlace | None = None,
+        folders: FolderListing | None = None,
     ) -> None:
         super().__init__()
         self.run_id = run_id
@@ -185,6 +187,8 @@ class WindowsCut(Message):
         self.window_set = window_set
         self.index_place = index_place
         """Where the set's complete index is kept, and what was stored there (see ``stored_index``)."""
+        self.folders = folders
+        """The corpus pane's listing of the corpus's folders, made by the worker that read it."""
 
 
 @dataclass

@@ -40,7 +40,7 @@ from raglens.ui.screens.settings import Settings, SettingsScreen
 from raglens.ui.status import status_text
 from raglens.ui.versus_actions import VersusActions
 from raglens.ui.why_actions import WhyActions
-from raglens.ui.widgets.corpus_tree import CorpusTree
+from raglens.ui.widgets.corpus_tree import CorpusTree, FolderListing, list_folders
 from raglens.ui.widgets.hit_list import HitList
 from raglens.ui.widgets.pipeline_log import PipelineLog
 from raglens.ui.widgets.score_strip import ScoreStrip
@@ -209,8 +209,9 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
                 self.post_message(CorpusFailed(error))
                 return
             window_set, place = cut_with_stored_index(corpus, params, self.cache_dir, choice)
+            folders = list_folders(corpus)
         self.post_message(CorpusLoaded(corpus, params))
-        self.post_message(WindowsCut(run_id, params, corpus, window_set, place))
+        self.post_message(WindowsCut(run_id, params, corpus, window_set, place, folders))
         if scan.memo_to_save is not None:
             scan.memo_to_save.save()  # the next launch reads only what changes meanwhile
         # Then Pygments and the corpus's lexers (~50 ms), here: the first ranking needs them, and a
@@ -238,15 +239,15 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             f"{self.prefix(run)}cut into {len(run.windows)} window(s) of {message.params.describe()}"
         )
         if run is self.a:
-            self._a_windows_cut(message.corpus)
+            self._a_windows_cut(message.corpus, message.folders)
         else:
             self.versus_windows_cut()
         if run.index_taken:
             self.stored_index_taken(run)
 
-    def _a_windows_cut(self, corpus: Corpus) -> None:
+    def _a_windows_cut(self, corpus: Corpus, folders: FolderListing | None) -> None:
         self.cut_short = None  # measured again once the new windows are embedded
-        self.query_one(CorpusTree).show_corpus(corpus, self.a.file_rows)
+        self.query_one(CorpusTree).show_corpus(corpus, self.a.file_rows, folders)
         self.settle_heap_soon()  # the windows, once the worker that cut them is done
         self.refresh_status()
         # Redraw the shown file with the new grid (or open the first file on the first load).

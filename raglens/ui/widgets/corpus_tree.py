@@ -54,10 +54,14 @@ class Child(NamedTuple):
     position: int = -1
 
 
-def list_folders(corpus: Corpus) -> dict[str, list[Child]]:
+FolderListing = dict[str, list[Child]]
+"""Each folder's children by the folder's path (``""``: the corpus's root)."""
+
+
+def list_folders(corpus: Corpus) -> FolderListing:
     """Each folder's children (``""``: the corpus's root) in the order the tree shows them: a folder
     where its first file comes, indexed files as the corpus lists them, skipped ones after them."""
-    listing: dict[str, list[Child]] = {"": []}
+    listing: FolderListing = {"": []}
 
     def add(kind: Literal["file", "skipped"], path: str, position: int) -> None:
         folder = path.rstrip("/").rpartition("/")[0]
@@ -123,7 +127,7 @@ class CorpusTree(Tree[Entry]):
         """Counts the corpora shown: a fill still running for an older one stops (0: none shown yet)."""
         self._corpus: Corpus | None = None
         self._file_rows: Mapping[str, range] = {}
-        self._listing: dict[str, list[Child]] = {}
+        self._listing: FolderListing = {}
         self._unlisted: dict[str, TreeNode[Entry]] = {}
         """The folders shown whose children are not nodes yet, by path."""
         self._node_of_path: dict[str, TreeNode[Entry]] = {}
@@ -132,11 +136,19 @@ class CorpusTree(Tree[Entry]):
         self._letting_go = False
         """Whether a turn that lets retired folders go is due (one chain of them at a time)."""
 
-    def show_corpus(self, corpus: Corpus, file_rows: Mapping[str, range]) -> None:
+    def show_corpus(
+        self, corpus: Corpus, file_rows: Mapping[str, range], folders: FolderListing | None = None
+    ) -> None:
         """Rebuild the tree for ``corpus`` (``file_rows``: each file's windows), opening its folders
         within ``LINE_BUDGET`` lines: at once when that fits in a turn's budget (always at TURN_LEAST
         nodes or fewer), else over a few turns of the event loop, showing the first meanwhile;
-        ``Filled`` is posted when all of them are in."""
+        ``Filled`` is posted when all of them are in.
+
+        ``folders`` is ``list_folders(corpus)`` where a worker made it (12-40 ms of the loop at 10k
+        files); made here otherwise, unless it is the corpus shown already (cut anew).
+        """
+        if folders is None:
+            folders = self._listing if corpus is self._corpus else list_folders(corpus)
         self._fill_number += 1
         # Tree.clear() alone leaves the old nodes in Tree._tree_nodes and in reference cycles (a
         # folder and its children), garbage only a full collection over the whole heap finds (0.3 s
@@ -150,7 +162,7 @@ class CorpusTree(Tree[Entry]):
         self._tree_nodes[self.root.id] = self.root  # registered, as Tree registers the root it makes
         self.root.set_label(Text(printable_name(str(corpus.root))))
         self._corpus, self._file_rows = corpus, file_rows
-        self._listing = list_folders(corpus)
+        self._listing = folders
         self._unlisted = {"": self.root}
         self._node_of_path = {}
         self._fills = 0  # an older corpus's fills stop at their next turn

@@ -60,8 +60,9 @@ def test_a_corpus_s_coverage_is_each_file_s_read_from_the_columns(
         assert entry.truncated_count == sum(
             e.chars_read < w.length for w, e in zip(windows, extents, strict=True)
         )
-    every = [ReadingExtent(0, got) for got in read]
-    assert coverage.suggested_size == suggest_window_size(list(columns), every)
+    cut_reads = sorted(got for window, got in zip(columns, read, strict=True) if got < window.length)
+    lower_quartile = cut_reads[max(0, -(-len(cut_reads) // 4) - 1)] if cut_reads else None
+    assert coverage.suggested_size == (None if lower_quartile is None else max(50, lower_quartile // 50 * 50))
     with pytest.raises(ValueError, match="reading extents for"):
         corpus_coverage({}, columns, [*read, 1], 256)
 
@@ -160,3 +161,24 @@ def test_a_file_s_twin_is_read_once_and_covered_like_it() -> None:
     )
     assert sorted(read) == sorted(w.text_in(originals[w.path]) for w in cut_corpus(corpus, params))
     assert heard[-1] == (len(read), len(read))
+
+
+def test_files_listed_in_another_order_or_without_windows_are_each_measured_alone() -> None:
+    """One running maximum serves every file only if each keeps to its own offsets: listed in reverse,
+    with a file no window was cut from and a window set holding a file that is not asked about."""
+    from raglens.windows import WindowColumns
+
+    texts = {"a.txt": "a" * 50, "b.txt": "b" * 35, "c.txt": "c" * 20}
+    columns = WindowColumns.cut(texts.items(), WindowParams(Unit.CHARS, 10, 2))
+    read = [3 if window.path == "b.txt" else 10 for window in columns]
+    asked = {"c.txt": 20, "empty.txt": 0, "new.txt": 7, "b.txt": 35}
+    coverage = corpus_coverage(asked, columns, read, 256)
+    assert [entry.path for entry in coverage.files] == list(asked)
+    b_windows = [window for window in columns if window.path == "b.txt"]
+    expected_b = unread_spans(35, b_windows, [ReadingExtent(0, 3)] * len(b_windows))
+    assert coverage.file("b.txt").unread_spans == expected_b  # type: ignore[union-attr]
+    assert coverage.file("c.txt").unread_spans == ()  # type: ignore[union-attr]
+    assert coverage.file("new.txt").unread_spans == ((0, 7),)  # type: ignore[union-attr]
+    assert coverage.file("empty.txt").unread_spans == ()  # type: ignore[union-attr]
+    assert coverage.file("a.txt") is None
+    assert coverage.file("b.txt").truncated_count == sum(window.length > 3 for window in b_windows)  # type: ignore[union-attr]

@@ -22,7 +22,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from raglens.corpus import (
@@ -69,6 +69,11 @@ class FileSignature:
     def of(cls, status: os.stat_result) -> FileSignature:
         """The signature in ``status``."""
         return cls(status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev)
+
+    def numbers(self) -> tuple[int, int, int, int, int]:
+        """Its fields in order, as ``dataclasses.astuple`` gives them without its deep copy: a scan of
+        10k files asks for every file's, and astuple took ~0.1 s of it."""
+        return (self.size, self.modified_ns, self.changed_ns, self.inode, self.device)
 
 
 Reading = SourceFile | SkippedFile
@@ -167,7 +172,7 @@ def corpus_identity(corpus: Corpus, memo: ReadingMemo) -> str | None:
         entry = memo.kept.get(source.path)
         if entry is None or entry[1] != source:
             return None
-        stamp = repr(astuple(entry[0])).encode()
+        stamp = repr(entry[0].numbers()).encode()
         digest.update(source.path.encode("utf-8", "surrogatepass") + b"\0" + stamp)
     return digest.hexdigest()
 
@@ -231,7 +236,7 @@ def _encode(root: Path, kept: dict[str, tuple[FileSignature, Reading]]) -> list[
     entries: list[list[object]] = []
     texts: list[bytes] = []
     for rel_path, (signature, reading) in kept.items():
-        stamp = astuple(signature)
+        stamp = signature.numbers()
         if isinstance(reading, SourceFile):
             text = reading.text.encode("utf-8", "surrogatepass")
             texts.append(text)

@@ -335,3 +335,13 @@ def test_any_files_read_back_from_a_memo_as_read_fresh(contents: list[str | byte
         memo, recalled = _scan_twice(root, cache, options)
         assert recalled == scan_corpus(root, options)
         assert memo.read_afresh == 0
+
+
+def test_a_signature_s_numbers_are_its_fields_in_order() -> None:
+    """The memo's file and the corpus identity write these: they must be what astuple gave before."""
+    import dataclasses
+
+    from raglens.corpus_memo import FileSignature
+
+    signature = FileSignature(1, 2, 3, 4, 5)
+    assert signature.numbers() == dataclasses.astuple(signature) == (1, 2, 3, 4, 5)

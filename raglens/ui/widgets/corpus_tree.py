@@ -11,7 +11,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -44,15 +44,11 @@ class FolderEntry:
 Entry = FileEntry | FolderEntry
 
 
-class Child(NamedTuple):
-    """One line under a folder: a folder, an indexed file (``position`` in ``Corpus.files``) or a
-    skipped one (into ``Corpus.skipped``). A tuple of a string, a string and an int, which the
-    garbage collector stops tracking: a listing of 10k files adds nothing to its scans."""
-
-    kind: Literal["folder", "file", "skipped"]
-    path: str
-    position: int = -1
-
+Child = tuple[Literal["folder", "file", "skipped"], str, int]
+"""One line under a folder: ``("folder", path, -1)``, an indexed file ``("file", path, position in
+Corpus.files)`` or a skipped one ``("skipped", path, position in Corpus.skipped)``. A plain tuple of a
+string, a string and an int, which the garbage collector stops tracking at its first pass (it never
+does for a subclass, a NamedTuple): the listing of 10k files adds nothing to the app's collections."""
 
 FolderListing = dict[str, list[Child]]
 """Each folder's children by the folder's path (``""``: the corpus's root)."""
@@ -71,9 +67,9 @@ def list_folders(corpus: Corpus) -> FolderListing:
             missing.append(parent)
             parent = parent.rpartition("/")[0]
         for new in reversed(missing):
-            listing[new.rpartition("/")[0]].append(Child("folder", new))
+            listing[new.rpartition("/")[0]].append(("folder", new, -1))
             listing[new] = []
-        listing[folder].append(Child(kind, path, position))
+        listing[folder].append((kind, path, position))
 
     for position, source in enumerate(corpus.files):
         add("file", source.path, position)
@@ -220,7 +216,7 @@ class CorpusTree(Tree[Entry]):
         ``LINE_BUDGET`` lines, a node a step; a folder too big for what is left stays closed."""
         shown = len(self._listing[""])
         yield from self._list("")
-        waiting = deque(child.path for child in self._listing[""] if child.kind == "folder")
+        waiting = deque(path for kind, path, _ in self._listing[""] if kind == "folder")
         while waiting:
             folder = waiting.popleft()
             children = self._listing[folder]
@@ -232,27 +228,27 @@ class CorpusTree(Tree[Entry]):
             node._expanded = True
             shown += len(children)
             yield from self._list(folder)
-            waiting.extend(child.path for child in children if child.kind == "folder")
+            waiting.extend(path for kind, path, _ in children if kind == "folder")
 
     def _list(self, folder: str) -> Iterator[None]:
         """Add the children of ``folder``'s node (shown, not listed yet), a node a step."""
         parent = self._unlisted.pop(folder)
         corpus = self._corpus
         assert corpus is not None
-        for child in self._listing[folder]:
-            name = child.path.rstrip("/").rpartition("/")[2]
-            if child.kind == "folder":
+        for kind, path, position in self._listing[folder]:
+            name = path.rstrip("/").rpartition("/")[2]
+            if kind == "folder":
                 label = Text(printable_name(name) + "/", style="bold")
-                self._unlisted[child.path] = parent.add(label, FolderEntry(child.path))
-            elif child.kind == "file":
-                source = corpus.files[child.position]
+                self._unlisted[path] = parent.add(label, FolderEntry(path))
+            elif kind == "file":
+                source = corpus.files[position]
                 label = Text(printable_name(name))
                 label.append(f"  {len(self._file_rows.get(source.path, range(0)))}", style="cyan")
                 if source.decoding_note:
                     label.append(" !", style="yellow")
                 self._node_of_path[source.path] = parent.add_leaf(label, FileEntry(source.path, True))
             else:
-                skipped = corpus.skipped[child.position]
+                skipped = corpus.skipped[position]
                 label = Text(printable_name(name + ("/" if skipped.path.endswith("/") else "")), "dim strike")
                 label.append(f"  {printable(skipped.reason.value)}", style="dim italic")
                 leaf = parent.add_leaf(label, FileEntry(skipped.path, False, skipped.detail))

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
     from raglens.attribution import Attribution
     from raglens.compare import VersusRanking
     from raglens.corpus import Corpus
+    from raglens.corpus_memo import MemoToSave
     from raglens.diagnostics.coverage import CorpusCoverage
     from raglens.diagnostics.golden_writer import NewCase
     from raglens.diagnostics.probes import ProbeResult
@@ -37,10 +38,12 @@ if TYPE_CHECKING:  # the search result holds numpy arrays; numpy loads after the
 class CorpusLoaded(Message):
     """The corpus was read, for A's window settings ``params`` (its windows follow in WindowsCut)."""
 
-    def __init__(self, corpus: Corpus, params: WindowParams) -> None:
+    def __init__(self, corpus: Corpus, params: WindowParams, memo_to_save: MemoToSave | None = None) -> None:
         super().__init__()
         self.corpus = corpus
         self.params = params
+        self.memo_to_save = memo_to_save
+        """The memo of the files as read, to write once the corpus is drawn (None: unchanged)."""
 
 
 class CoverageMeasured(Message):

@@ -189,7 +189,7 @@ class VectorCache:
                 f"the cache {path} could not be read ({error}); moved it to {moved} and started anew"
             )
             try:
-                connection = _connect(path)
+                connection = _connect_when_free(path)
             except sqlite3.Error as second:
                 cache = cls(path, None)
                 cache.warnings.extend(
@@ -580,8 +580,9 @@ BUSY_TIMEOUT_S = 10.0
 """How long a step waits for another raglens that holds the cache's write lock before it skips."""
 
 
-def _connect_when_free(path: Path, wait_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
-    """Open the cache, trying again while another raglens holds it, for up to ``wait_s`` in all.
+def _connect_when_free(path: Path, wait_s: float | None = None) -> sqlite3.Connection:
+    """Open the cache, trying again while another raglens holds it, for up to ``wait_s`` in all
+    (None: BUSY_TIMEOUT_S).
 
     SQLite's busy wait does not cover every case: two processes creating the same new file at once
     can each hold a lock the other needs (one switching it to WAL, one reading it), and SQLite then
@@ -589,11 +590,11 @@ def _connect_when_free(path: Path, wait_s: float = BUSY_TIMEOUT_S) -> sqlite3.Co
     processes opening one new cache together lost the race this way. A failed statement releases
     its lock, so opening again shortly after succeeds.
     """
-    deadline = time.monotonic() + wait_s
+    deadline = time.monotonic() + (BUSY_TIMEOUT_S if wait_s is None else wait_s)
     pause_s = 0.01
     while True:
         try:
-            return _connect(path)
+            return _connect(path, busy_wait_s=max(0.0, deadline - time.monotonic()))
         except sqlite3.OperationalError as error:
             if _failure_kind(error) not in _BUSY or time.monotonic() + pause_s > deadline:
                 raise
@@ -601,8 +602,10 @@ def _connect_when_free(path: Path, wait_s: float = BUSY_TIMEOUT_S) -> sqlite3.Co
         pause_s = min(pause_s * 2, 0.25)
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+def _connect(path: Path, busy_wait_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+    """Open the cache file, waiting up to ``busy_wait_s`` for another raglens's lock while it opens;
+    every later step waits up to BUSY_TIMEOUT_S."""
+    connection = sqlite3.connect(path, timeout=busy_wait_s, isolation_level=None, check_same_thread=False)
     try:
         # Large pages hold ten 1.5 KB vectors each instead of two; this only applies to a new file.
         connection.execute("PRAGMA page_size=16384")
@@ -615,6 +618,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         elif row[0] != str(SCHEMA_VERSION):
             raise sqlite3.DatabaseError(f"schema version {row[0]}, this raglens writes {SCHEMA_VERSION}")
         connection.execute("SELECT count(*) FROM models").fetchone()
+        connection.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
     except BaseException:
         connection.close()
         raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import multiprocessing
 import os
@@ -246,14 +247,18 @@ def test_processes_creating_one_new_cache_together_all_get_it(tmp_path: Path) ->
     ]
     for process in openers:
         process.start()
-    for process in openers:
-        process.join(120)
+    try:
+        for process in openers:
+            process.join(120)
+    finally:
+        for process in openers:
+            if process.is_alive():
+                process.kill()  # a hung opener fails the test without outliving it
     assert [process.exitcode for process in openers] == [0, 0, 0, 0]
 
 
 KILLED_INDEXER = """
 import sys
-from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from raglens.corpus import CorpusOptions, load_corpus
 from raglens.engine import Engines
@@ -314,11 +319,12 @@ def test_a_cache_that_cannot_be_opened_is_left_alone(tmp_path: Path) -> None:
     with VectorCache.open(tmp_path) as cache:
         ModelCache(cache, fake_fingerprint(), 2).store(["x"], one, [ReadingExtent(1, 1)])
 
-    def locked(path: Path) -> sqlite3.Connection:
+    def locked(path: Path, busy_wait_s: float = 10.0) -> sqlite3.Connection:
         raise sqlite3.OperationalError("database is locked")
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(vector_cache, "_connect", locked)
+        patch.setattr(vector_cache, "BUSY_TIMEOUT_S", 0.2)  # tried again until then
         with VectorCache.open(tmp_path) as cache:
             assert not cache.is_usable and "database is locked" in cache.warnings[0]
             assert ModelCache(cache, fake_fingerprint(), 2).lookup(["x"]) == [None]
@@ -544,3 +550,45 @@ def test_the_embedding_process_answers_a_question_asked_before_from_the_cache(tm
     with sqlite3.connect(tmp_path / CACHE_FILE_NAME) as connection:
         connection.execute("UPDATE control_vectors SET vector = ?", (marker.astype("<f4").tobytes(),))
     np.testing.assert_array_equal(ask(), marker)
+
+
+def test_opening_tries_again_only_while_the_file_is_busy_and_only_for_its_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from raglens import vector_cache
+
+    real_connect = vector_cache._connect
+    tries: list[float] = []
+
+    def busy_twice(path: Path, busy_wait_s: float = 10.0) -> sqlite3.Connection:
+        tries.append(busy_wait_s)
+        if len(tries) <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        return real_connect(path, busy_wait_s)
+
+    monkeypatch.setattr(vector_cache, "_connect", busy_twice)
+    vector_cache._connect_when_free(tmp_path / "a.sqlite3", wait_s=5).close()
+    assert len(tries) == 3 and all(later <= earlier for earlier, later in itertools.pairwise(tries)), (
+        "each try waits only for what is left of the time"
+    )
+
+    def refused(path: Path, busy_wait_s: float = 10.0) -> sqlite3.Connection:
+        tries.append(busy_wait_s)
+        raise sqlite3.OperationalError("unable to open database file")
+
+    tries.clear()
+    monkeypatch.setattr(vector_cache, "_connect", refused)
+    with pytest.raises(sqlite3.OperationalError, match="unable to open"):
+        vector_cache._connect_when_free(tmp_path / "b.sqlite3", wait_s=5)
+    assert len(tries) == 1, "a file that cannot be opened is not tried again"
+
+    def always_busy(path: Path, busy_wait_s: float = 10.0) -> sqlite3.Connection:
+        tries.append(busy_wait_s)
+        raise sqlite3.OperationalError("database is locked")
+
+    tries.clear()
+    monkeypatch.setattr(vector_cache, "_connect", always_busy)
+    started = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        vector_cache._connect_when_free(tmp_path / "c.sqlite3", wait_s=0.3)
+    assert time.monotonic() - started < 0.3 + 0.25 and len(tries) > 1, "it gave up at its time"

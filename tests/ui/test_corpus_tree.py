@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.widgets import Tree
 
 from raglens.corpus import Corpus, SourceFile
 from raglens.ui.widgets.corpus_tree import CorpusTree, FileEntry, FolderEntry, list_folders
@@ -99,7 +100,9 @@ async def test_a_folder_opened_by_the_user_lists_its_files_then() -> None:
             if line.path[-1].data == FolderEntry(folder)
         )
         await pilot.press("space")
-        await wait_until(pilot, lambda: app.filled == 2, "the folder listed")
+        await wait_until(
+            pilot, lambda: tree.node_for(last) is not None and tree.is_filled, "the folder listed"
+        )
         node = tree.node_for(last)
         assert node is not None and str(node.label).endswith("  2")
         assert [line.path[-1].data for line in tree._tree_lines][
@@ -132,7 +135,8 @@ async def test_a_big_folder_the_user_opens_fills_over_turns(monkeypatch: pytest.
         turns.pop()()
         turns.pop()()
         assert tree.is_filled and not turns
-        await wait_until(pilot, lambda: app.filled == 2, "said it is filled")
+        await pilot.pause()
+        assert app.filled == 1, "a folder the user opens says nothing: the app settles its heap on Filled"
         assert len(tree._tree_lines) == 1 + len(sources)
 
 
@@ -213,8 +217,8 @@ async def test_a_tree_that_was_never_shown_a_corpus_is_not_filled() -> None:
         assert tree.node_for(corpus.files[-1].path) is not None
 
 
-async def test_the_corpus_shown_again_keeps_its_listing_and_a_worker_s_listing_is_used() -> None:
-    """The listing takes 12-40 ms at 10k files: a worker makes it, and a corpus cut anew reuses it."""
+async def test_a_worker_s_listing_is_used_and_without_one_the_tree_lists_the_corpus() -> None:
+    """The listing takes 12-40 ms at 10k files: the worker that read the corpus makes it."""
     corpus = corpus_of(30, "again")
     app = TreeApp()
     async with app.run_test():
@@ -223,7 +227,74 @@ async def test_the_corpus_shown_again_keeps_its_listing_and_a_worker_s_listing_i
         tree.show_corpus(corpus, {}, made)
         assert tree._listing is made
         tree.show_corpus(corpus, {source.path: range(4) for source in corpus.files})
-        assert tree._listing is made, "the same corpus, cut anew"
+        assert tree._listing == made and tree._listing is not made
         assert str(tree.node_for(corpus.files[0].path).label).endswith("  4")  # type: ignore[union-attr]
-        tree.show_corpus(corpus_of(30, "again"), {})
-        assert tree._listing is not made, "another corpus is listed anew"
+
+
+async def test_a_corpus_read_again_keeps_the_folders_the_user_opened_and_closed() -> None:
+    corpus = corpus_of(CorpusTree.LINE_BUDGET * 2, "big")  # the budget opens big/part0..part78
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(corpus, {})
+        await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
+        folder_node = {
+            node.data.path: node for node in tree._tree_nodes.values() if isinstance(node.data, FolderEntry)
+        }
+        folder_node["big/part0"].collapse()
+        folder_node["big/part150"].expand()
+        await wait_until(pilot, lambda: tree.node_for("big/part150/file1500.py") is not None, "listed")
+        tree.show_corpus(corpus_of(CorpusTree.LINE_BUDGET * 2, "big"), {})  # read again
+        await wait_until(pilot, lambda: app.filled == 2, "the tree filled again")
+        assert tree.node_for("big/part0/file0.py") is None, "closed by the user: still closed"
+        assert tree.node_for("big/part150/file1500.py") is not None, "opened by the user: open again"
+        assert tree.node_for("big/part1/file10.py") is not None, "the budget's others as before"
+
+
+async def test_a_folder_the_user_opens_during_the_corpus_fill_is_listed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(CorpusTree, "TURN_BUDGET_S", 0.0)  # TURN_LEAST nodes a turn
+    corpus = corpus_of(CorpusTree.LINE_BUDGET * 2, "big")
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        turns: list[Callable[[], None]] = []
+        monkeypatch.setattr(tree, "_next_turn", turns.append)
+        tree.show_corpus(corpus, {})
+        part = next(node for node in tree.root.children[0].children if node.data == FolderEntry("big/part3"))
+        assert not part.children, "not listed yet"
+        part.expand()
+        await wait_until(pilot, lambda: len(part.children) == 10, "the user's folder listed")
+        assert not tree.is_filled and app.filled == 0
+        while turns:
+            turns.pop()()
+        await wait_until(pilot, lambda: app.filled == 1, "the corpus's fill ended")
+        await pilot.pause()
+        assert app.filled == 1 and tree.is_filled
+        assert len(part.children) == 10, "the corpus's fill found it listed already"
+
+
+async def test_a_folder_of_a_corpus_replaced_since_opens_nothing() -> None:
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(corpus_of(CorpusTree.LINE_BUDGET * 2, "old"), {})
+        await wait_until(pilot, lambda: app.filled == 1, "the old corpus shown")
+        closed = next(node for node in tree.root.children[0].children if not node.is_expanded)
+        tree.show_corpus(corpus_of(12, "new"), {})
+        await wait_until(pilot, lambda: app.filled == 2, "the new corpus shown")
+        tree.on_tree_node_expanded(Tree.NodeExpanded(closed))
+        assert tree.is_filled and tree.node_for(f"{closed.data.path}/file0.py") is None  # type: ignore[union-attr]
+
+
+async def test_the_top_level_is_listed_whole_past_the_line_budget() -> None:
+    sources = tuple(
+        SourceFile(f"file{number}.py", "x\n", "utf-8", 2) for number in range(CorpusTree.LINE_BUDGET + 200)
+    )
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(Corpus(Path("/corpus"), sources, (), "walk"), {})
+        await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
+        assert len(tree._tree_lines) == len(sources)

@@ -270,7 +270,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
             self.open_first_file(corpus.files[0].path)
 
     def on_corpus_tree_filled(self, message: CorpusTree.Filled) -> None:
-        self.settle_heap_soon()  # the new corpus, once the tree holds all of it
+        self.settle_heap_soon()  # the new corpus, once the tree holds the folders it opens with
 
     @while_shown
     def on_corpus_failed(self, message: CorpusFailed) -> None:

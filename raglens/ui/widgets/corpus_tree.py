@@ -1,7 +1,8 @@
 """The corpus pane: every indexed file with its window count, and every skipped file with its reason.
 
-A folder's nodes are made when it is first opened: the corpus's folders open shallowest first while
-the tree stays within ``CorpusTree.LINE_BUDGET`` lines, and the rest wait for the user.
+A folder's nodes are made when it is first opened: after the corpus's top level, folders open
+shallowest first only while the tree stays within ``CorpusTree.LINE_BUDGET`` lines, and the rest wait
+for the user; a corpus read again keeps the folders the user opened or closed as they were.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ Child = tuple[Literal["folder", "file", "skipped"], str, int]
 """One line under a folder: ``("folder", path, -1)``, an indexed file ``("file", path, position in
 Corpus.files)`` or a skipped one ``("skipped", path, position in Corpus.skipped)``. A plain tuple of a
 string, a string and an int, which the garbage collector stops tracking at its first pass (it never
-does for a subclass, a NamedTuple): the listing of 10k files adds nothing to the app's collections."""
+does for a subclass, a NamedTuple): of a listing of 10k files, only its ~2k lists (one a folder) are
+left for the app's collections to scan."""
 
 FolderListing = dict[str, list[Child]]
 """Each folder's children by the folder's path (``""``: the corpus's root)."""
@@ -97,9 +99,10 @@ class CorpusTree(Tree[Entry]):
             self.detail = detail
 
     LINE_BUDGET = 1_000
-    """The corpus's folders are shown open, shallowest first, while the tree stays within this many
-    lines; the others open when the user asks. Textual's Tree lists every shown line again on each
-    change: 12k lines (a corpus of 10k files, every folder open) took 55-120 ms of the loop a time."""
+    """Below the top level (always listed whole), the corpus's folders are shown open, shallowest
+    first, only while the tree stays within this many lines; the others open when the user asks.
+    Textual's Tree lists every shown line again on each change: 12k lines (a corpus of 10k files,
+    every folder open) took 55-120 ms of the loop a time."""
     FILL_CHUNK = 1_000
     """At most this many nodes are added per turn of the event loop: a folder of 10k files opens over
     turns, where filling it at once held the loop for 0.4 s."""
@@ -110,7 +113,8 @@ class CorpusTree(Tree[Entry]):
     """Nodes added in a turn however slow it is, so that a loaded machine still fills the tree."""
 
     class Filled(Message):
-        """Every node due is in the tree: those of the corpus last shown, and of the folders opened."""
+        """The corpus last shown is in the tree with the folders it opens with (and any the user
+        opened meanwhile); a folder the user opens later posts none."""
 
     _fills = 0
     """How many fills are adding nodes: the tree's caches are invalidated once, after the last."""
@@ -131,6 +135,12 @@ class CorpusTree(Tree[Entry]):
         """Folders of corpora shown before, whose children are let go a few at a time."""
         self._letting_go = False
         """Whether a turn that lets retired folders go is due (one chain of them at a time)."""
+        self._corpus_filling = False
+        """Whether the fills under way include the corpus's own, whose end posts ``Filled``."""
+        self._was_open: set[str] = set()
+        self._was_closed: set[str] = set()
+        """The folders shown open and shown closed when the corpus was last replaced, by path: a
+        corpus read again opens and closes them as the user left them."""
 
     def show_corpus(
         self, corpus: Corpus, file_rows: Mapping[str, range], folders: FolderListing | None = None
@@ -138,14 +148,18 @@ class CorpusTree(Tree[Entry]):
         """Rebuild the tree for ``corpus`` (``file_rows``: each file's windows), opening its folders
         within ``LINE_BUDGET`` lines: at once when that fits in a turn's budget (always at TURN_LEAST
         nodes or fewer), else over a few turns of the event loop, showing the first meanwhile;
-        ``Filled`` is posted when all of them are in.
+        ``Filled`` is posted when all of them are in. Folders shown before keep their state.
 
         ``folders`` is ``list_folders(corpus)`` where a worker made it (12-40 ms of the loop at 10k
-        files); made here otherwise, unless it is the corpus shown already (cut anew).
+        files); made here otherwise.
         """
         if folders is None:
-            folders = self._listing if corpus is self._corpus else list_folders(corpus)
+            folders = list_folders(corpus)
         self._fill_number += 1
+        self._was_open, self._was_closed = set(), set()
+        for node in self._tree_nodes.values():
+            if isinstance(entry := node.data, FolderEntry):
+                (self._was_open if node._expanded else self._was_closed).add(entry.path)
         # Tree.clear() alone leaves the old nodes in Tree._tree_nodes and in reference cycles (a
         # folder and its children), garbage only a full collection over the whole heap finds (0.3 s
         # at 100k windows), and never once the heap is frozen. Unlinking them all at once held the
@@ -162,6 +176,7 @@ class CorpusTree(Tree[Entry]):
         self._unlisted = {"": self.root}
         self._node_of_path = {}
         self._fills = 0  # an older corpus's fills stop at their next turn
+        self._corpus_filling = True
         self._fill(self._fill_number, self._open_within_budget())
 
     @property
@@ -188,7 +203,9 @@ class CorpusTree(Tree[Entry]):
                 self._fills -= 1
                 if not self._fills:
                     self._invalidate()
-                    self.post_message(self.Filled())
+                    if self._corpus_filling:
+                        self._corpus_filling = False
+                        self.post_message(self.Filled())
                     if self._retired and not self._letting_go:
                         self._letting_go = True
                         self._next_turn(self._let_retired_go)
@@ -213,7 +230,8 @@ class CorpusTree(Tree[Entry]):
 
     def _open_within_budget(self) -> Iterator[None]:
         """List the root's children, then open folders breadth-first while the tree stays within
-        ``LINE_BUDGET`` lines, a node a step; a folder too big for what is left stays closed."""
+        ``LINE_BUDGET`` lines, a node a step; a folder too big for what is left stays closed. A
+        folder the corpus shown before had open opens, and one it had closed stays closed."""
         shown = len(self._listing[""])
         yield from self._list("")
         waiting = deque(path for kind, path, _ in self._listing[""] if kind == "folder")
@@ -221,8 +239,10 @@ class CorpusTree(Tree[Entry]):
             folder = waiting.popleft()
             children = self._listing[folder]
             node = self._unlisted.get(folder)
-            if node is None or shown + len(children) > self.LINE_BUDGET:
-                continue  # listed already, or too big: its children stay out of the tree
+            if node is None or folder in self._was_closed:
+                continue  # listed already (the user opened it meanwhile), or closed by the user
+            if folder not in self._was_open and shown + len(children) > self.LINE_BUDGET:
+                continue  # too big: its children stay out of the tree
             # Set, not expand(): that posts a NodeExpanded message per folder, and dispatching 12k of
             # them (a corpus of 10k files) held the event loop for ~0.9 s.
             node._expanded = True

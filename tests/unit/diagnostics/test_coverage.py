@@ -57,6 +57,7 @@ def test_a_corpus_s_coverage_is_each_file_s_read_from_the_columns(
         assert entry is not None and entry.window_count == len(windows)
         unread = {offset for start, end in entry.unread_spans for offset in range(start, end)}
         assert unread == brute_force_unread(len(text), windows, extents)
+        assert entry.unread_spans == unread_spans(len(text), windows, extents), "merged, in order"
         assert entry.truncated_count == sum(
             e.chars_read < w.length for w, e in zip(windows, extents, strict=True)
         )

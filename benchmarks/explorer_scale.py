@@ -132,13 +132,15 @@ class CallbackWatch:
     Where the stall stacks see only the Python a stall was in when the watcher got the GIL, this
     names what held the loop: ``MainScreen.RunEvent:VectorsEmbedded 45`` or ``cb:Screen._on_timer_update
     60`` (a repaint). It wraps asyncio's callbacks and Textual's message dispatch for its lifetime.
+    Each callback's own CPU time is beside its wall time: where the two differ, the loop's thread
+    waited (for the GIL, or for a core), and what it ran is not what to make faster.
     """
 
     def __init__(self, over_ms: float = 16.0) -> None:
         self.over_ms = over_ms
         self.started = time.perf_counter()
-        self.long: list[tuple[float, float, str]] = []
-        """(duration ms, seconds since start, what ran) of each long callback."""
+        self.long: list[tuple[float, float, float, str]] = []
+        """(duration ms, its thread's CPU ms, seconds since start, what ran) of each long callback."""
         self._spans: collections.Counter[str] = collections.Counter()
         self._undo: list[tuple[object, str, object]] = []
 
@@ -155,12 +157,13 @@ class CallbackWatch:
 
         def timed_run(handle: asyncio.events.Handle) -> None:
             spans.clear()
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.thread_time()
             handle_run(handle)
             took = (time.perf_counter() - started) * 1000
             if took > watch.over_ms:
+                cpu = (time.thread_time() - cpu_started) * 1000
                 parts = ", ".join(f"{name} {ms:.0f}" for name, ms in spans.most_common(4))
-                watch.long.append((took, started - watch.started, parts))
+                watch.long.append((took, cpu, started - watch.started, parts))
 
         async def timed_dispatch(pump: Any, message: Any) -> Any:
             name = f"{type(pump).__name__}.{type(message).__name__}"
@@ -197,10 +200,10 @@ class CallbackWatch:
 
     def report(self, count: int = 25) -> None:
         """Print the longest callbacks, with when they ran."""
-        print(f"{len(self.long)} event-loop callbacks over {self.over_ms:.0f} ms; the longest:")
+        print(f"{len(self.long)} event-loop callbacks over {self.over_ms:.0f} ms; the longest (its own CPU):")
         unnamed = "(no message or handler ran: the loop's own work, or a wait for the GIL)"
-        for took, at, parts in sorted(self.long, reverse=True)[:count]:
-            print(f"{took:6.0f} ms at {at:6.1f} s: {parts or unnamed}")
+        for took, cpu, at, parts in sorted(self.long, reverse=True)[:count]:
+            print(f"{took:6.0f} ms ({cpu:4.0f}) at {at:6.1f} s: {parts or unnamed}")
 
 
 class CollectionWatch:

@@ -52,10 +52,17 @@ def pooled_model_class() -> Any:
             cls, target_device: str, model: Any, input_queue: Queue[Any], results_queue: Queue[Any]
         ) -> None:
             die_with(getattr(model, POOL_ATTRIBUTE_PARENT))
+
             # The pool is stopped with SIGTERM: exit through the interpreter's own exit then, so
             # multiprocessing's finalizers release what the worker registered (tqdm's lock, a named
             # semaphore), which the resource tracker would otherwise report as leaked on the terminal.
-            signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+            # Nobody reads results once the pool is stopped: the exit must not wait to send any left
+            # in the queue's buffer (a worker still there after STOP_WAIT_S is killed, and leaks).
+            def exit_when_told(number: int, frame: object) -> None:
+                results_queue.cancel_join_thread()
+                sys.exit(0)
+
+            signal.signal(signal.SIGTERM, exit_when_told)
             if target_device.split(":")[0] == "cpu":
                 import torch
 

@@ -92,11 +92,14 @@ def test_a_pool_ends_with_its_process_and_leaves_nothing_on_the_terminal(tmp_pat
     (a worker stopped by SIGTERM mid-loop left tqdm's lock registered)."""
     starter = _pool_starter(tmp_path, "pass")
     workers = _worker_pids(starter, tmp_path)
+    printed = time.monotonic()
     starter.wait(timeout=300)
+    # Said on failure: a stop over STOP_WAIT_S (30 s) means a worker was killed, not asked to exit.
+    stopping = f"the starter exited {time.monotonic() - printed:.1f} s after its pool embedded"
     err = (tmp_path / "stderr.txt").read_text()
     assert starter.returncode == 0, err
     assert len(workers) == 2
-    assert "leaked semaphore" not in err, err
+    assert "leaked semaphore" not in err, f"{stopping}:\n{err}"
     assert not any(_running(pid) for pid in workers)
 
 

@@ -298,3 +298,18 @@ async def test_the_top_level_is_listed_whole_past_the_line_budget() -> None:
         tree.show_corpus(Corpus(Path("/corpus"), sources, (), "walk"), {})
         await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
         assert len(tree._tree_lines) == len(sources)
+
+
+async def test_a_corpus_read_again_before_the_last_fill_ended_opens_what_the_budget_opens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fill cut short leaves folders it had not reached yet closed: they are not the user's choice."""
+    monkeypatch.setattr(CorpusTree, "TURN_BUDGET_S", 0.0)  # TURN_LEAST nodes a turn
+    app = TreeApp()
+    async with app.run_test() as pilot:
+        tree = app.query_one(CorpusTree)
+        tree.show_corpus(corpus_of(CorpusTree.LINE_BUDGET * 2, "big"), {})
+        assert not tree.is_filled, "cut short by the next corpus"
+        tree.show_corpus(corpus_of(CorpusTree.LINE_BUDGET * 2, "big"), {})
+        await wait_until(pilot, lambda: app.filled == 1, "the tree filled")
+        assert tree.node_for("big/part10/file100.py") is not None

@@ -156,10 +156,11 @@ class CorpusTree(Tree[Entry]):
         if folders is None:
             folders = list_folders(corpus)
         self._fill_number += 1
-        self._was_open, self._was_closed = set(), set()
-        for node in self._tree_nodes.values():
-            if isinstance(entry := node.data, FolderEntry):
-                (self._was_open if node._expanded else self._was_closed).add(entry.path)
+        if not self._corpus_filling:  # a fill cut short has not opened the folders it was to open
+            self._was_open, self._was_closed = set(), set()
+            for node in self._tree_nodes.values():
+                if isinstance(entry := node.data, FolderEntry):
+                    (self._was_open if node._expanded else self._was_closed).add(entry.path)
         # Tree.clear() alone leaves the old nodes in Tree._tree_nodes and in reference cycles (a
         # folder and its children), garbage only a full collection over the whole heap finds (0.3 s
         # at 100k windows), and never once the heap is frozen. Unlinking them all at once held the

@@ -15,7 +15,6 @@ import functools
 import math
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from multiprocessing.queues import Queue
@@ -57,10 +56,15 @@ def pooled_model_class() -> Any:
             # multiprocessing's finalizers release what the worker registered (tqdm's lock, a named
             # semaphore), which the resource tracker would otherwise report as leaked on the terminal.
             # Nobody reads results once the pool is stopped: the exit must not wait to send any left
-            # in the queue's buffer (a worker still there after STOP_WAIT_S is killed, and leaks).
+            # in the queue's buffer. Only multiprocessing's own exit runs (its finalizers unregister
+            # the semaphores), then the process ends: in CI a worker's full interpreter exit once ran
+            # past STOP_WAIT_S (31.8 s), and the worker killed then left its semaphore "leaked".
             def exit_when_told(number: int, frame: object) -> None:
+                from multiprocessing import util
+
                 results_queue.cancel_join_thread()
-                sys.exit(0)
+                util._exit_function()  # type: ignore[attr-defined]
+                os._exit(0)
 
             signal.signal(signal.SIGTERM, exit_when_told)
             if target_device.split(":")[0] == "cpu":

@@ -35,7 +35,7 @@ class FittedText(Static, Generic[ContentT]):
         laid_out, shown = self._laid_out, self.display and self.source is not None
         self.source = source
         self.display = True
-        same_height = shown and laid_out is not None and self._height_for(laid_out[0]) == laid_out[1]
+        same_height = shown and laid_out is not None and self.height_for(laid_out[0]) == laid_out[1]
         self.refresh(layout=not same_height)
 
     def clear(self) -> None:
@@ -53,12 +53,12 @@ class FittedText(Static, Generic[ContentT]):
         return self.text_for(self.size.width or None)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        height = self._height_for(width)
+        height = self.height_for(width)
         self._laid_out = (width, height)
         return height
 
-    def _height_for(self, width: int) -> int:
-        """The rows the text takes in ``width`` columns."""
+    def height_for(self, width: int) -> int:
+        """The rows the text takes in ``width`` columns, wrapped (a widget that never wraps says so)."""
         if not width:
             return 0
         text = self.text_for(width)

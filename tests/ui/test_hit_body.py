@@ -8,7 +8,7 @@ from textual.app import App, ComposeResult
 
 from raglens.search import Hit
 from raglens.ui.widgets.hit_list import EXCERPT_LINES, HitBody, hit_excerpt, hit_text
-from raglens.windows import WindowParams, Unit, cut_windows
+from raglens.windows import Unit, WindowParams, cut_windows
 
 FILE = "\n".join(f"line {n} of the file, with some words" for n in range(1, 200))
 

@@ -14,6 +14,10 @@ in each phase:
 - querying: questions submitted into the full index, Enter to hits drawn (and the ranking's part);
 - re-scan: ``r`` pressed ``--rescans`` times, each until the index is complete again.
 
+The stalls' floor, measured after the session in the same process: a bare Textual app at the same
+size whose one Static, the whole screen, gets a new page of text every 0.1 s (what any Textual app
+pays here to draw a new screenful); each phase's p99 is given as a multiple of the floor's.
+
 Memory is the app process's resident set above what it held before the app started (the imports
 alone), against the bytes of the vectors plus the corpus text (issue 23's goal: at most 1.3x), beside
 the same app's on a one-file corpus measured first (what it holds whatever the corpus; since
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import random
 import shlex
 import shutil
 import statistics
@@ -42,7 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import Input
+from textual.app import App, ComposeResult
+from textual.widgets import Input, Static
 
 from benchmarks.app_responsiveness import (
     bare_first_frame_seconds,
@@ -84,6 +90,8 @@ class Session:
     text_held_mib: float = 0.0
     """The corpus text as Python holds it: a file with one character past U+00FF takes 2 or 4 bytes each."""
     rescans_taking_stored_index: list[bool] = field(default_factory=list)
+    floor_lags_ms: list[float] = field(default_factory=list)
+    """The stalls of a bare Textual app redrawing its screen, measured after the session (the floor)."""
     unsettled: list[str] = field(default_factory=list)
     """The memory readings taken before the app had settled its heap (after waiting 10 s)."""
     """For each re-scan, whether its index was the one stored when the files were last read."""
@@ -364,6 +372,14 @@ async def explore(corpus: Path, cache: Path, rescans: int, watch: StallWatch | N
     return session
 
 
+async def explore_then_floor(corpus: Path, cache: Path, rescans: int, watch: StallWatch | None) -> Session:
+    """The session, then the stalls' floor in the same process (after it: the floor's own memory is
+    never in the session's readings)."""
+    session = await explore(corpus, cache, rescans, watch)
+    session.floor_lags_ms = await redraw_floor()
+    return session
+
+
 async def settled(main: Any) -> bool:
     """Once the app has settled its heap and given freed pages back, and collected; False if it had not
     within 10 s (a reading then may hold freed memory not given back yet)."""
@@ -400,6 +416,42 @@ async def one_file_floor(cache: Path, session: Session) -> float:
             return resident_mib() - start
 
 
+class BareRedraw(App[None]):
+    """The stalls' floor: a bare Textual app whose one Static, the whole screen, gets new text."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="page", markup=False)
+
+
+FLOOR_REDRAW_S = 0.1
+"""How often the floor's screen gets new text: about as often as the querying phase asks (~0.11 s)."""
+
+
+async def redraw_floor(seconds: float = 2.5) -> list[float]:
+    """The event loop's stalls (ms) of a bare Textual app at the same size, its screen given a new page
+    of text every FLOOR_REDRAW_S: what any Textual app pays here to draw a new screenful."""
+    chooser = random.Random(23)
+    words = Path(__file__).read_text().split()  # a page of this file's words, shuffled
+    app = BareRedraw()
+    lags: list[float] = []
+    async with app.run_test(size=(160, 45)):
+        expected = time.perf_counter()
+
+        def tick() -> None:
+            nonlocal expected
+            now = time.perf_counter()
+            lags.append(max(0.0, now - expected) * 1000)
+            expected = now + TICK_S
+
+        app.set_interval(TICK_S, tick)
+        page = app.query_one("#page", Static)
+        ends = time.perf_counter() + seconds
+        while time.perf_counter() < ends:
+            page.update("\n".join(" ".join(chooser.choices(words, k=30))[:160] for _ in range(45)))
+            await asyncio.sleep(FLOOR_REDRAW_S)
+    return lags
+
+
 def percentile(values: list[float], share: float) -> float:
     """The value ``share`` of the way up ``values`` sorted (nearest rank)."""
     ordered = sorted(values)
@@ -413,14 +465,24 @@ def report(session: Session) -> None:
         f"({session.text_held_mib:.0f} MiB as Python holds it)"
     )
     print(f"{session.window_count:,} windows; {sizes}")
+    floor = session.floor_lags_ms
+    floor_p99 = percentile(floor, 0.99) if floor else None
+    if floor:
+        print(
+            f"stall floor, a bare Textual app at 160x45 given a new screenful of text every "
+            f"{FLOOR_REDRAW_S:.1f} s ({len(floor)} ticks): median {statistics.median(floor):.1f} ms, "
+            f"p99 {floor_p99:.1f} ms, worst {max(floor):.0f} ms"
+        )
     for name in PHASES:
         lags = session.lags_ms[name]
         if not lags:
             continue
+        p99 = percentile(lags, 0.99)
+        against = f" = {p99 / floor_p99:.1f}x the floor's" if floor_p99 else ""
         print(
             f"stall, {name} ({session.phase_s.get(name, 0):.1f} s, {len(lags)} ticks of "
             f"{TICK_S * 1000:.0f} ms): "
-            f"median {statistics.median(lags):.1f} ms, p99 {percentile(lags, 0.99):.1f} ms, "
+            f"median {statistics.median(lags):.1f} ms, p99 {p99:.1f} ms{against}, "
             f"worst {max(lags):.0f} ms ({session.worst_at[name]}); goal p99 <= 16, worst <= 100"
         )
     enter = session.enter_to_hits_ms
@@ -496,18 +558,18 @@ def main() -> None:
         print(f"corpus: {expected:,} windows of 1000/200 characters from copies of {args.source}")
         if args.stall_stacks:
             with StallWatch() as watch:
-                report(asyncio.run(explore(corpus, cache, args.rescans, watch)))
+                report(asyncio.run(explore_then_floor(corpus, cache, args.rescans, watch)))
             watch.report()
         elif args.collections:
             with CollectionWatch() as collected:
-                report(asyncio.run(explore(corpus, cache, args.rescans, None)))
+                report(asyncio.run(explore_then_floor(corpus, cache, args.rescans, None)))
             collected.report()
         elif args.callbacks:
             with CallbackWatch() as callbacks:
-                report(asyncio.run(explore(corpus, cache, args.rescans, None)))
+                report(asyncio.run(explore_then_floor(corpus, cache, args.rescans, None)))
             callbacks.report()
         else:
-            report(asyncio.run(explore(corpus, cache, args.rescans, None)))
+            report(asyncio.run(explore_then_floor(corpus, cache, args.rescans, None)))
         if not args.no_tmux and shutil.which("tmux"):
             warm_start(corpus, cache, args.warm_runs)
     sys.stdout.flush()

@@ -90,11 +90,11 @@ class Session:
     text_held_mib: float = 0.0
     """The corpus text as Python holds it: a file with one character past U+00FF takes 2 or 4 bytes each."""
     rescans_taking_stored_index: list[bool] = field(default_factory=list)
-    floor_lags_ms: list[float] = field(default_factory=list)
-    """The stalls of a bare Textual app redrawing its screen, measured after the session (the floor)."""
+    """For each re-scan, whether its index was the one stored when the files were last read."""
     unsettled: list[str] = field(default_factory=list)
     """The memory readings taken before the app had settled its heap (after waiting 10 s)."""
-    """For each re-scan, whether its index was the one stored when the files were last read."""
+    floor_lags_ms: list[float] = field(default_factory=list)
+    """The stalls of a bare Textual app redrawing its screen, measured after the session (the floor)."""
 
 
 class StallWatch:
@@ -372,14 +372,6 @@ async def explore(corpus: Path, cache: Path, rescans: int, watch: StallWatch | N
     return session
 
 
-async def explore_then_floor(corpus: Path, cache: Path, rescans: int, watch: StallWatch | None) -> Session:
-    """The session, then the stalls' floor in the same process (after it: the floor's own memory is
-    never in the session's readings)."""
-    session = await explore(corpus, cache, rescans, watch)
-    session.floor_lags_ms = await redraw_floor()
-    return session
-
-
 async def settled(main: Any) -> bool:
     """Once the app has settled its heap and given freed pages back, and collected; False if it had not
     within 10 s (a reading then may hold freed memory not given back yet)."""
@@ -427,9 +419,16 @@ FLOOR_REDRAW_S = 0.1
 """How often the floor's screen gets new text: about as often as the querying phase asks (~0.11 s)."""
 
 
-async def redraw_floor(seconds: float = 2.5) -> list[float]:
+async def redraw_floor(seconds: float = 5.0) -> list[float]:
     """The event loop's stalls (ms) of a bare Textual app at the same size, its screen given a new page
-    of text every FLOOR_REDRAW_S: what any Textual app pays here to draw a new screenful."""
+    of text every FLOOR_REDRAW_S: what any Textual app pays here to draw a new screenful.
+
+    Run after the session (its memory is never in the session's readings), once the session's garbage
+    is collected (a collection of it inside the floor would raise the floor).
+    """
+    import gc
+
+    gc.collect()
     chooser = random.Random(23)
     words = Path(__file__).read_text().split()  # a page of this file's words, shuffled
     app = BareRedraw()
@@ -556,20 +555,29 @@ def main() -> None:
         corpus, cache = Path(folder) / "corpus", args.cache or Path(folder) / "cache"
         expected = build_corpus(args.source.resolve(), corpus, args.windows)
         print(f"corpus: {expected:,} windows of 1000/200 characters from copies of {args.source}")
+        # The floor runs after each session, outside its watchers: their reports are the session's.
         if args.stall_stacks:
             with StallWatch() as watch:
-                report(asyncio.run(explore_then_floor(corpus, cache, args.rescans, watch)))
+                session = asyncio.run(explore(corpus, cache, args.rescans, watch))
+            session.floor_lags_ms = asyncio.run(redraw_floor())
+            report(session)
             watch.report()
         elif args.collections:
             with CollectionWatch() as collected:
-                report(asyncio.run(explore_then_floor(corpus, cache, args.rescans, None)))
+                session = asyncio.run(explore(corpus, cache, args.rescans, None))
+            session.floor_lags_ms = asyncio.run(redraw_floor())
+            report(session)
             collected.report()
         elif args.callbacks:
             with CallbackWatch() as callbacks:
-                report(asyncio.run(explore_then_floor(corpus, cache, args.rescans, None)))
+                session = asyncio.run(explore(corpus, cache, args.rescans, None))
+            session.floor_lags_ms = asyncio.run(redraw_floor())
+            report(session)
             callbacks.report()
         else:
-            report(asyncio.run(explore_then_floor(corpus, cache, args.rescans, None)))
+            session = asyncio.run(explore(corpus, cache, args.rescans, None))
+            session.floor_lags_ms = asyncio.run(redraw_floor())
+            report(session)
         if not args.no_tmux and shutil.which("tmux"):
             warm_start(corpus, cache, args.warm_runs)
     sys.stdout.flush()

@@ -234,7 +234,7 @@ def hit_text(hit: Hit, lines: HitExcerpt, width: int | None = None, *, expanded:
     return text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ShownHit:
     """What a hit's body shows: the hit, its window's lines, and whether all of them."""
 
@@ -247,7 +247,8 @@ class HitBody(FittedText[ShownHit]):
     """A hit's heading and excerpt, laid out for the width it is drawn in.
 
     Another hit of the same height is only repainted: laying the screen out again for each new
-    question re-rendered its every widget (a 30-40 ms frame at 160x45 and 100k windows).
+    question re-rendered its every widget (a 30-40 ms frame at 160x45 and 100k windows). It always
+    shows a hit: a hit no longer shown goes with its item, so ``clear`` is never called on it.
     """
 
     def __init__(self, hit: Hit, lines: HitExcerpt, *, expanded: bool = False) -> None:
@@ -264,14 +265,17 @@ class HitBody(FittedText[ShownHit]):
 
     @property
     def hit(self) -> Hit:
+        """The hit on display."""
         return self.shown.hit
 
     @property
     def lines(self) -> HitExcerpt:
+        """Its window's lines, as coloured for display."""
         return self.shown.lines
 
     @property
     def expanded(self) -> bool:
+        """Whether every line of the window is shown, not only the first few."""
         return self.shown.expanded
 
     def show(self, hit: Hit, lines: HitExcerpt, *, expanded: bool = False) -> None:
@@ -412,7 +416,8 @@ class HitList(Widget):
             return None
         expanded = not item.expanded
         self._expanded_rows.symmetric_difference_update({item.hit.row})
-        item.query_one(HitBody).show(item.hit, item.query_one(HitBody).lines, expanded=expanded)
+        body = item.query_one(HitBody)
+        body.show(body.hit, body.lines, expanded=expanded)
         items.call_after_refresh(items.scroll_to_widget, item, animate=False, top=True)
         return expanded
 

@@ -75,6 +75,11 @@ class ExplorerScreen(Screen[None]):
         return self.shown_question.text if self.shown_question is not None else None
 
     @property
+    def drew_straddles(self) -> bool:
+        """Whether the last ranking found a straddle: the window view may be showing its note."""
+        return self.last_diagnostics is not None and bool(self.last_diagnostics.straddles)
+
+    @property
     def index(self) -> VectorIndex | None:
         """A's index."""
         return self.a.index

@@ -266,6 +266,7 @@ class Questions(ExplorerScreen):
             model.precision if model is not None else choose_precision(self.a.config.precision),
             lexical=not message.result.cosine,
         )
+        lens_was_drawn = self.heat_on or self.drew_straddles
         self.last_diagnostics = message.diagnostics
         strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
         pins = self.pins
@@ -273,8 +274,8 @@ class Questions(ExplorerScreen):
             pins.question if pins is not None and pins.question != message.query else None
         )
         strip.show_diagnostics(message.diagnostics, message.result.hits, self.k, message.result.cosine)
-        if self.shown_window is not None and (self.heat_on or message.diagnostics.straddles):
-            self.show_file(*self.shown_window, scroll=False)
+        if self.shown_window is not None and (lens_was_drawn or message.diagnostics.straddles):
+            self.show_file(*self.shown_window, scroll=False)  # the new lens, or none where one was
         await self.query_one(HitList).show_result(message.result, message.excerpts, summary)
         self.shown_question = question
         if self._first_file is not None:
@@ -315,6 +316,10 @@ class Questions(ExplorerScreen):
         self._asked = (number, text)
         hits = self.query_one(HitList)
         if not text.strip():
+            lens_was_drawn = self.heat_on or self.drew_straddles
+            self.last_result, self.last_diagnostics = None, None  # no question: nothing said of one
+            if self.shown_window is not None and lens_was_drawn:
+                self.show_file(*self.shown_window, scroll=False)
             self.query_one(ScoreStrip).clear()
             self.run_worker(hits.clear_hits(Text("type a question above", style="dim")), group="hits")
             return

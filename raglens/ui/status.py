@@ -128,6 +128,19 @@ def percent_floor(share: float) -> str:
     return "<1%" if 0 < share < 0.01 else f"{math.floor(share * 100)}%"
 
 
+QUESTION_SHOWN_CHARS = 100
+"""The most of a question the hit summary quotes: a pasted page would push every hit off the pane."""
+
+
+def question_label(question: str, limit: int = QUESTION_SHOWN_CHARS) -> str:
+    """The question as the hit summary names it: on one line, and past ``limit`` characters only its
+    start and its length (the start says which question the hits are of; the hits stay in view)."""
+    one_line = " ".join(question.split())
+    if len(one_line) <= limit:
+        return one_line
+    return f"{one_line[: limit - 1].rstrip()}… ({len(one_line):,} characters)"
+
+
 def ranked_summary(
     query_label: str, ranked: int, total: int, hit_count: int, precision: str, *, lexical: bool = False
 ) -> Text:
@@ -138,7 +151,7 @@ def ranked_summary(
     """
     text = Text()
     text.append(f"top {hit_count} for ")
-    text.append(query_label, style="bold")
+    text.append(question_label(query_label), style="bold")
     if lexical:
         text.append(f" · BM25 over all {total:,} windows: {ranked:,} share a word with it", style="dim")
         return text

@@ -649,6 +649,44 @@ async def test_a_straddle_marks_the_shared_lines_in_the_gutter() -> None:
         assert "both rank" in text_of(app, "#window-header")
 
 
+async def test_a_straddle_note_goes_with_the_question_that_found_it() -> None:
+    """A new question without the straddle, or an emptied question box, takes the note and the gutter
+    marks off the window view: they were a claim about the question before (found by a newcomer)."""
+    around_the_cut = " ".join((REPO_ROOT / "sample_corpus/docs/queues.md").read_text()[700:1100].split())
+    app = make_app(query=around_the_cut, k=5)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(
+            pilot, lambda: ranked_with_noise_band(app, 5), "hits over the whole index, with the noise band"
+        )
+        diagnostics = app.main.last_diagnostics
+        assert diagnostics is not None and diagnostics.straddles, "the fake ranking has a straddle"
+        straddle = diagnostics.straddles[0]
+        app.main.show_file(straddle.path, straddle.second.window.index)
+        await pilot.pause()
+        assert "both rank" in text_of(app, "#window-header")
+
+        other = "how do I replay a dead-letter job"
+        box = app.main.query_one("#query", Input)
+        box.value = other
+        await box.action_submit()
+        await wait_until(pilot, lambda: app.main.shown_query == other and fully_ranked(app, 5), "new hits")
+        new = app.main.last_diagnostics
+        assert new is not None and not [s for s in new.straddles if s.path == straddle.path]
+        assert app.main.shown_window is not None and app.main.shown_window[0] == straddle.path
+        assert "both rank" not in text_of(app, "#window-header")
+        lines = app.query_one(FileLines)
+        shared = range(straddle.second.window.line_start, straddle.first.window.line_end + 1)
+        assert shared and all("┆" not in lines.shown_text(number)[:6] for number in shared)
+
+        box.value = around_the_cut
+        await box.action_submit()
+        await wait_until(pilot, lambda: "both rank" in text_of(app, "#window-header"), "the note again")
+        box.value = ""
+        await box.action_submit()
+        await wait_until(pilot, lambda: "both rank" not in text_of(app, "#window-header"), "no note")
+        assert app.main.last_result is None and app.main.last_diagnostics is None
+
+
 async def test_bf16_asked_for_is_labelled_approximate_wherever_a_score_is_shown() -> None:
     app = make_app(precision="bf16", query="how are windows cut")
     async with app.run_test(size=(160, 45)) as pilot:

@@ -74,3 +74,28 @@ def test_at_80_columns_the_time_left_gives_way_to_the_share_cut_short_not_both_a
     assert line(88).endswith("embedded 9,096/100,636 (49 min left) · 53% cut short")
     for width in range(58, 200):
         assert len(line(width)) <= width
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=400))
+def test_the_hit_summary_names_any_question_on_one_line_and_never_more_than_its_start(question: str) -> None:
+    """A pasted page of a question took the whole hits pane at 80x24 (found by a newcomer): the
+    summary quotes its start and its length instead, on one line."""
+    from raglens.ui.status import QUESTION_SHOWN_CHARS, question_label
+
+    label = question_label(question)
+    one_line = " ".join(question.split())
+    assert "\n" not in label and "\r" not in label
+    if len(one_line) <= QUESTION_SHOWN_CHARS:
+        assert label == one_line
+    else:
+        start, _, length = label.partition("… (")
+        assert one_line.startswith(start) and len(start) < QUESTION_SHOWN_CHARS
+        assert length == f"{len(one_line):,} characters)"
+
+
+def test_a_long_question_s_summary_keeps_the_ranking_s_words() -> None:
+    from raglens.ui.status import ranked_summary
+
+    summary = ranked_summary("why " * 800, 66, 66, 5, "fp32").plain
+    assert summary.startswith("top 5 for why why") and "(3,199 characters)" in summary
+    assert summary.endswith("· ranked over all 66 windows") and len(summary) < 160

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import random
 import shlex
 import shutil
@@ -555,29 +556,23 @@ def main() -> None:
         corpus, cache = Path(folder) / "corpus", args.cache or Path(folder) / "cache"
         expected = build_corpus(args.source.resolve(), corpus, args.windows)
         print(f"corpus: {expected:,} windows of 1000/200 characters from copies of {args.source}")
-        # The floor runs after each session, outside its watchers: their reports are the session's.
-        if args.stall_stacks:
-            with StallWatch() as watch:
-                session = asyncio.run(explore(corpus, cache, args.rescans, watch))
-            session.floor_lags_ms = asyncio.run(redraw_floor())
-            report(session)
-            watch.report()
-        elif args.collections:
-            with CollectionWatch() as collected:
-                session = asyncio.run(explore(corpus, cache, args.rescans, None))
-            session.floor_lags_ms = asyncio.run(redraw_floor())
-            report(session)
-            collected.report()
-        elif args.callbacks:
-            with CallbackWatch() as callbacks:
-                session = asyncio.run(explore(corpus, cache, args.rescans, None))
-            session.floor_lags_ms = asyncio.run(redraw_floor())
-            report(session)
-            callbacks.report()
-        else:
-            session = asyncio.run(explore(corpus, cache, args.rescans, None))
-            session.floor_lags_ms = asyncio.run(redraw_floor())
-            report(session)
+        watcher: StallWatch | CollectionWatch | CallbackWatch | None = (
+            StallWatch()
+            if args.stall_stacks
+            else CollectionWatch()
+            if args.collections
+            else CallbackWatch()
+            if args.callbacks
+            else None
+        )
+        with watcher if watcher is not None else contextlib.nullcontext():
+            stalls = watcher if isinstance(watcher, StallWatch) else None
+            session = asyncio.run(explore(corpus, cache, args.rescans, stalls))
+        # The floor runs after the session, outside its watcher: the watcher's report is the session's.
+        session.floor_lags_ms = asyncio.run(redraw_floor())
+        report(session)
+        if watcher is not None:
+            watcher.report()
         if not args.no_tmux and shutil.which("tmux"):
             warm_start(corpus, cache, args.warm_runs)
     sys.stdout.flush()

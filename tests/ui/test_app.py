@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, RichLog, Static
 
 from raglens.corpus import CorpusOptions, load_corpus
+from raglens.diagnostics.straddle import Straddle
 from raglens.engine import Engines
 from raglens.pipeline import build_index, search_index
 from raglens.ui.screens.settings import SettingsScreen
@@ -624,20 +625,29 @@ async def test_rankings_and_vectors_arriving_under_a_modal_screen_are_drawn_behi
         assert shown_citations(app) == expected_citations(QUERY, 5)
 
 
+AROUND_THE_CUT = " ".join((REPO_ROOT / "sample_corpus/docs/queues.md").read_text()[700:1100].split())
+"""The words around the cut between docs/queues.md's windows 1 and 2: with the bag-of-words fake model
+both windows rank, the first well above the noise band of the control questions."""
+
+
+async def open_the_straddle(app, pilot) -> Straddle:  # type: ignore[no-untyped-def]
+    """Wait for AROUND_THE_CUT's ranking, with its noise band, and open the straddle it finds."""
+    await wait_until(
+        pilot, lambda: ranked_with_noise_band(app, 5), "hits over the whole index, with the noise band"
+    )
+    diagnostics = app.main.last_diagnostics
+    assert diagnostics is not None and diagnostics.straddles, "the fake ranking has a straddle"
+    straddle = diagnostics.straddles[0]
+    app.main.show_file(straddle.path, straddle.second.window.index)
+    await pilot.pause()
+    assert "both rank" in text_of(app, "#window-header")
+    return straddle
+
+
 async def test_a_straddle_marks_the_shared_lines_in_the_gutter() -> None:
-    # The words around the cut between docs/queues.md's windows 1 and 2: with the bag-of-words fake
-    # model both windows rank, the first well above the noise band of the control questions.
-    around_the_cut = " ".join((REPO_ROOT / "sample_corpus/docs/queues.md").read_text()[700:1100].split())
-    app = make_app(query=around_the_cut, k=5)
+    app = make_app(query=AROUND_THE_CUT, k=5)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(
-            pilot, lambda: ranked_with_noise_band(app, 5), "hits over the whole index, with the noise band"
-        )
-        diagnostics = app.main.last_diagnostics
-        assert diagnostics is not None and diagnostics.straddles, "the fake ranking has a straddle"
-        straddle = diagnostics.straddles[0]
-        app.main.show_file(straddle.path, straddle.second.window.index)
-        await pilot.pause()
+        straddle = await open_the_straddle(app, pilot)
         lines = app.query_one(FileLines)
         shared = range(straddle.second.window.line_start, straddle.first.window.line_end + 1)
         assert len(shared) >= 1
@@ -646,25 +656,14 @@ async def test_a_straddle_marks_the_shared_lines_in_the_gutter() -> None:
         before = straddle.first.window.line_start
         if before not in shared:
             assert "│" in lines.shown_text(before)[:6]
-        assert "both rank" in text_of(app, "#window-header")
 
 
 async def test_a_straddle_note_goes_with_the_question_that_found_it() -> None:
     """A new question without the straddle, or an emptied question box, takes the note and the gutter
     marks off the window view: they were a claim about the question before (found by a newcomer)."""
-    around_the_cut = " ".join((REPO_ROOT / "sample_corpus/docs/queues.md").read_text()[700:1100].split())
-    app = make_app(query=around_the_cut, k=5)
+    app = make_app(query=AROUND_THE_CUT, k=5)
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(
-            pilot, lambda: ranked_with_noise_band(app, 5), "hits over the whole index, with the noise band"
-        )
-        diagnostics = app.main.last_diagnostics
-        assert diagnostics is not None and diagnostics.straddles, "the fake ranking has a straddle"
-        straddle = diagnostics.straddles[0]
-        app.main.show_file(straddle.path, straddle.second.window.index)
-        await pilot.pause()
-        assert "both rank" in text_of(app, "#window-header")
-
+        straddle = await open_the_straddle(app, pilot)
         other = "how do I replay a dead-letter job"
         box = app.main.query_one("#query", Input)
         box.value = other
@@ -678,7 +677,7 @@ async def test_a_straddle_note_goes_with_the_question_that_found_it() -> None:
         shared = range(straddle.second.window.line_start, straddle.first.window.line_end + 1)
         assert shared and all("┆" not in lines.shown_text(number)[:6] for number in shared)
 
-        box.value = around_the_cut
+        box.value = AROUND_THE_CUT
         await box.action_submit()
         await wait_until(pilot, lambda: "both rank" in text_of(app, "#window-header"), "the note again")
         box.value = ""

@@ -186,11 +186,10 @@ class Navigation(ExplorerScreen):
         if main.has_class("-narrow"):
             from rich.text import Text
 
-            from raglens.ui.screens.report import ReportScreen
+            from raglens.ui.screens.report import LogReportScreen
 
             body = Text("\n".join(log.entries) or "nothing narrated yet")
-            self.app.push_screen(
-                ReportScreen("The pipeline log (escape closes; l again for what came since)", body)
-            )
+            title = "The pipeline log, newest last (l or escape closes; l again for what came since)"
+            self.app.push_screen(LogReportScreen(title, body))
             return
         log.display = not log.display

@@ -141,6 +141,12 @@ async def test_a_narrow_terminal_folds_the_corpus_pane_until_t_shows_it() -> Non
         )
         body = str(app.screen.query_one("#report-body", Static).render())
         assert "-> reading sample_corpus" in body
+        box = app.screen.query_one("#report-box")
+        await wait_until(pilot, lambda: box.scroll_y == box.max_scroll_y, "the newest lines in view")
+        await pilot.press("l")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ReportScreen), "l closes it again")
+        await pilot.press("l")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen), "l opens it again")
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, ReportScreen), "the log closed")
         assert not corpus_pane.display and app.query_one(HitList).size.width == hits_width, "no pane squeezed"

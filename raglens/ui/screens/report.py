@@ -27,3 +27,14 @@ class ReportScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class LogReportScreen(ReportScreen):
+    """The pipeline log over the panes of a narrow screen: ``l`` closes it as it opened it, and it
+    opens at its newest lines (a newcomer pressed ``l`` to hide it, and found it opened at the top)."""
+
+    BINDINGS = [Binding("l", "close", "close", show=False)]
+
+    def on_mount(self) -> None:
+        box = self.query_one("#report-box", VerticalScroll)
+        self.call_after_refresh(box.scroll_end, animate=False)

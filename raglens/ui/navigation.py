@@ -189,7 +189,7 @@ class Navigation(ExplorerScreen):
             from raglens.ui.screens.report import LogReportScreen
 
             body = Text("\n".join(log.entries) or "nothing narrated yet")
-            title = "The pipeline log, newest last (l or escape closes; l again for what came since)"
+            title = "Pipeline log, newest last (l or escape closes; l again: what came since)"
             self.app.push_screen(LogReportScreen(title, body))
             return
         log.display = not log.display

@@ -52,13 +52,12 @@ def pooled_model_class() -> Any:
         ) -> None:
             die_with(getattr(model, POOL_ATTRIBUTE_PARENT))
 
-            # The pool is stopped with SIGTERM: exit through the interpreter's own exit then, so
-            # multiprocessing's finalizers release what the worker registered (tqdm's lock, a named
-            # semaphore), which the resource tracker would otherwise report as leaked on the terminal.
-            # Nobody reads results once the pool is stopped: the exit must not wait to send any left
-            # in the queue's buffer. Only multiprocessing's own exit runs (its finalizers unregister
-            # the semaphores), then the process ends: in CI a worker's full interpreter exit once ran
-            # past STOP_WAIT_S (31.8 s), and the worker killed then left its semaphore "leaked".
+            # The pool is stopped with SIGTERM: then multiprocessing's own exit runs, whose finalizers
+            # release what the worker registered (tqdm's lock, a named semaphore) that the resource
+            # tracker would otherwise report as leaked on the terminal, and the process ends. Not the
+            # interpreter's whole exit: in CI it once ran past STOP_WAIT_S (31.8 s), and the worker
+            # killed then left its semaphore "leaked". Nobody reads results once the pool is stopped,
+            # so the exit does not wait to send any left in the queue's buffer.
             def exit_when_told(number: int, frame: object) -> None:
                 from multiprocessing import util
 

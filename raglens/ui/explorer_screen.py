@@ -75,9 +75,10 @@ class ExplorerScreen(Screen[None]):
         return self.shown_question.text if self.shown_question is not None else None
 
     @property
-    def drew_straddles(self) -> bool:
-        """Whether the last ranking found a straddle: the window view may be showing its note."""
-        return self.last_diagnostics is not None and bool(self.last_diagnostics.straddles)
+    def lens_drawn(self) -> bool:
+        """Whether the window view may be drawing what the last ranking said of its file: heat, or a
+        straddle's note and gutter marks."""
+        return self.heat_on or (self.last_diagnostics is not None and bool(self.last_diagnostics.straddles))
 
     @property
     def index(self) -> VectorIndex | None:

@@ -266,7 +266,7 @@ class Questions(ExplorerScreen):
             model.precision if model is not None else choose_precision(self.a.config.precision),
             lexical=not message.result.cosine,
         )
-        lens_was_drawn = self.heat_on or self.drew_straddles
+        lens_was_drawn = self.lens_drawn
         self.last_diagnostics = message.diagnostics
         strip = self.query_one(ScoreStrip)  # before the await: the app may be closing after it
         pins = self.pins
@@ -316,7 +316,7 @@ class Questions(ExplorerScreen):
         self._asked = (number, text)
         hits = self.query_one(HitList)
         if not text.strip():
-            lens_was_drawn = self.heat_on or self.drew_straddles
+            lens_was_drawn = self.lens_drawn
             self.last_result, self.last_diagnostics = None, None  # no question: nothing said of one
             if self.shown_window is not None and lens_was_drawn:
                 self.show_file(*self.shown_window, scroll=False)

@@ -341,7 +341,7 @@ async def explore(corpus: Path, cache: Path, rescans: int, watch: StallWatch | N
         session.window_count = main.index.window_count
         session.vector_mib = main.index.window_count * main.index.dimension * 4 / 2**20
         session.text_mib = sum(len(source.text.encode()) for source in main.corpus.files) / 2**20
-        session.text_held_mib = sum(sys.getsizeof(source.text) for source in main.corpus.files) / 2**20
+        session.text_held_mib = sum(sys.getsizeof(source.held) for source in main.corpus.files) / 2**20
         enter("querying")
         await asyncio.sleep(1)  # the last batch's re-rank and repaint
         if not await settled(main):

@@ -7,16 +7,16 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fnmatch import translate
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from raglens.decoding import decode_bytes
 from raglens.errors import BadInputError, NothingIndexableError
+from raglens.held_text import HeldText, hold, hold_utf8, holds, text_of
 from raglens.lines import LINE_BREAK
 from raglens.printable import printable_name
 
@@ -90,19 +90,82 @@ class SkipReason(str, Enum):
     VANISHED = "vanished"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, slots=True)
 class SourceFile:
-    """One indexable file and its decoded text."""
+    """One indexable file and its decoded text (held as :mod:`raglens.held_text` holds it).
+
+    Slotted: a corpus of 10k files holds 10k of these.
+    """
 
     path: str
     """Path relative to the corpus root, with forward slashes."""
-    text: str
+    held: HeldText = field(repr=False)
+    """The text, or its UTF-8 where that takes less memory; read it as ``text``."""
+    length: int
+    """The text's length in characters."""
     encoding: str
     size_bytes: int
-    decoding_note: str = ""
+    decoding_note: str
     """Empty when the bytes decoded cleanly; otherwise what was replaced or guessed."""
-    modified_ns: int = 0
+    modified_ns: int
     """The file's modification time when it was read, to tell later whether it changed."""
+
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        encoding: str,
+        size_bytes: int,
+        decoding_note: str = "",
+        modified_ns: int = 0,
+    ) -> None:
+        self._set(path, hold(text), len(text), encoding, size_bytes, decoding_note, modified_ns)
+
+    @classmethod
+    def from_utf8(
+        cls,
+        path: str,
+        data: bytes | memoryview,
+        encoding: str,
+        size_bytes: int,
+        decoding_note: str,
+        modified_ns: int,
+    ) -> SourceFile:
+        """The file whose text's UTF-8 (``surrogatepass``) is ``data`` (the memo keeps texts so)."""
+        source = object.__new__(cls)
+        held, length = hold_utf8(data)
+        source._set(path, held, length, encoding, size_bytes, decoding_note, modified_ns)
+        return source
+
+    def _set(
+        self,
+        path: str,
+        held: HeldText,
+        length: int,
+        encoding: str,
+        size_bytes: int,
+        decoding_note: str,
+        modified_ns: int,
+    ) -> None:
+        for name, value in (
+            ("path", path),
+            ("held", held),
+            ("length", length),
+            ("encoding", encoding),
+            ("size_bytes", size_bytes),
+            ("decoding_note", decoding_note),
+            ("modified_ns", modified_ns),
+        ):
+            object.__setattr__(self, name, value)
+
+    @property
+    def text(self) -> str:
+        """The file's decoded text."""
+        return text_of(self.held)
+
+    def holds(self, needle: str) -> bool:
+        """Whether the text contains ``needle`` (a text held as UTF-8 is not decoded to tell)."""
+        return holds(self.held, needle)
 
 
 @dataclass(frozen=True)
@@ -135,6 +198,29 @@ class CorpusOptions:
             )
 
 
+class FileTexts(Mapping[str, str]):
+    """Path to text of every file of a corpus, each decoded when read (see :mod:`raglens.held_text`)."""
+
+    __slots__ = ("_by_path",)
+
+    def __init__(self, by_path: Mapping[str, SourceFile]) -> None:
+        self._by_path = by_path
+
+    def __getitem__(self, path: str) -> str:
+        return self._by_path[path].text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_path)
+
+    def __len__(self) -> int:
+        return len(self._by_path)
+
+    def holding(self, needle: str) -> Iterator[tuple[str, str]]:
+        """(path, text) of each file whose text contains ``needle``, in corpus order; the others are
+        not decoded to tell."""
+        return ((path, source.text) for path, source in self._by_path.items() if source.holds(needle))
+
+
 @dataclass(frozen=True)
 class Corpus:
     """The files of one input, read and ready to cut, plus everything left out."""
@@ -149,17 +235,17 @@ class Corpus:
     """What names these files as read, when the memo of files as last read can (``corpus_memo``):
     stored indexes are found by it. None when read without a memo, or a file changed too recently."""
     _by_path: dict[str, SourceFile] = field(init=False, repr=False, compare=False)
-    _texts: Mapping[str, str] = field(init=False, repr=False, compare=False)
+    _texts: FileTexts = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_path", {f.path: f for f in self.files})
-        object.__setattr__(self, "_texts", MappingProxyType({f.path: f.text for f in self.files}))
+        object.__setattr__(self, "_texts", FileTexts(self._by_path))
 
     def file(self, path: str) -> SourceFile:
         """The indexed file at ``path``."""
         return self._by_path[path]
 
-    def texts(self) -> Mapping[str, str]:
+    def texts(self) -> FileTexts:
         """Path to text of every indexed file, in corpus order (the instruments look texts up by path).
 
         Made once: each ranking at 100k windows (10k files) spent 4 ms making it again."""

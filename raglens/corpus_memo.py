@@ -34,6 +34,7 @@ from raglens.corpus import (
     SourceFile,
     scan_corpus,
 )
+from raglens.held_text import utf8_of
 from raglens.private_files import forget_stale_temporaries, make_private_folder, write_privately
 
 MEMO_WORKS_HERE = os.name != "nt"
@@ -238,7 +239,7 @@ def _encode(root: Path, kept: dict[str, tuple[FileSignature, Reading]]) -> list[
     for rel_path, (signature, reading) in kept.items():
         stamp = signature.numbers()
         if isinstance(reading, SourceFile):
-            text = reading.text.encode("utf-8", "surrogatepass")
+            text = utf8_of(reading.held)
             texts.append(text)
             described = [reading.encoding, reading.decoding_note, reading.size_bytes, len(text)]
             entries.append([rel_path, *stamp, "file", *described])
@@ -272,9 +273,9 @@ def _decode(data: bytes, root: Path) -> dict[str, tuple[FileSignature, Reading]]
         reading: Reading
         if kind == "file":
             encoding, note, size_bytes, length_bytes = entry[7:11]
-            text = str(texts[at : at + length_bytes], "utf-8", "surrogatepass")
+            text = texts[at : at + length_bytes]
             at += length_bytes
-            reading = SourceFile(rel_path, text, encoding, size_bytes, note, signature.modified_ns)
+            reading = SourceFile.from_utf8(rel_path, text, encoding, size_bytes, note, signature.modified_ns)
         elif kind == "skipped":
             reading = SkippedFile(rel_path, SkipReason(entry[7]), entry[8])
         else:

@@ -133,7 +133,7 @@ def files_document(
         {
             "path": source.path,
             "bytes": source.size_bytes,
-            "characters": len(source.text),
+            "characters": source.length,
             "encoding": source.encoding,
             "decoding_note": source.decoding_note,
             "window_count": window_counts[source.path],

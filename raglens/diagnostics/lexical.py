@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from raglens.corpus import FileTexts
 from raglens.printable import printable_name
 from raglens.search import SearchResult, ranks_of, score_of
 from raglens.windows import Window, as_columns
@@ -159,7 +160,9 @@ def find_occurrences(texts: Mapping[str, str], identifier: str) -> list[Occurren
         return []
     pattern = _whole_token(identifier)
     found: list[Occurrence] = []
-    for path, text in texts.items():
+    # A corpus's texts tell which files hold it without decoding the rest (raglens.held_text).
+    holding = texts.holding(identifier) if isinstance(texts, FileTexts) else texts.items()
+    for path, text in holding:
         start = text.find(identifier)
         line, counted_to = 1, 0
         while start >= 0:

@@ -254,7 +254,7 @@ class RunEvents(ExplorerScreen):
         """Say in the log how much of the corpus the model never reads, once every extent is known."""
         if self.corpus is None or not index.extents_known():
             return
-        lengths = {source.path: len(source.text) for source in self.corpus.files}
+        lengths = {source.path: source.length for source in self.corpus.files}
         limit = self.a.model.max_seq_length if self.a.model is not None else None
         # After the hits the completed index brings: beside their ranking, it slowed it threefold.
         self.when_ranked(

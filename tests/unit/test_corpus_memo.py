@@ -57,11 +57,13 @@ def _scan_twice(root: Path, cache: Path, options: CorpusOptions) -> tuple[corpus
 def test_a_recalled_scan_equals_a_fresh_one_and_reads_nothing(tmp_path: Path) -> None:
     root, cache = tmp_path / "corpus", tmp_path / "cache"
     _tree(root)
+    (root / "docs" / "dash.md").write_text("A \u2014 B \U0001f600\n" * 20)  # held as UTF-8 (held_text)
     options = CorpusOptions(max_file_bytes=1000)
     memo, recalled = _scan_twice(root, cache, options)
     fresh = scan_corpus(root, options)
     assert recalled == fresh
     assert recalled.files == fresh.files and recalled.skipped == fresh.skipped  # type: ignore[attr-defined]
+    assert isinstance(recalled.file("docs/dash.md").held, bytes)  # type: ignore[attr-defined]
     assert memo.read_afresh == 0, "every regular file was answered for by the memo"
     assert not memo.changed
     kept = set(memo.kept)

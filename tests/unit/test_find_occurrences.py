@@ -8,6 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from raglens.corpus import FileTexts, SourceFile
 from raglens.diagnostics.lexical import Occurrence, find_occurrences
 from raglens.lines import LineIndex
 
@@ -21,7 +22,9 @@ def oracle(texts: dict[str, str], identifier: str) -> list[Occurrence]:
     return found
 
 
-pieces = st.sampled_from(["ab", "a-a", "x", "_", "$", " ", ".", "\n", "\r", "\r\n", "é", "a"])
+pieces = st.sampled_from(
+    ["ab", "a-a", "x", "_", "$", " ", ".", "\n", "\r", "\r\n", "é", "a", "\u2014", "\U0001f600"]
+)
 
 
 @given(
@@ -30,6 +33,9 @@ pieces = st.sampled_from(["ab", "a-a", "x", "_", "$", " ", ".", "\n", "\r", "\r\
 )
 def test_occurrences_are_those_of_a_regex_with_their_lines(identifier: str, texts: dict[str, str]) -> None:
     assert find_occurrences(texts, identifier) == oracle(texts, identifier)
+    # A corpus's texts, some held as UTF-8 (the wide ones), are looked through only where they hold it.
+    held = FileTexts({path: SourceFile(path, text, "utf-8", 1) for path, text in texts.items()})
+    assert find_occurrences(held, identifier) == oracle(texts, identifier)
 
 
 def test_a_crlf_text_counts_each_break_once() -> None:

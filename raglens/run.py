@@ -144,6 +144,8 @@ class ConfigurationRun:
         self._cached_to_come = 0
         """Rows the cache found for the current set that have not arrived yet: they come in a burst
         right after the lookup, before the model embeds anything."""
+        self._cache_answered = False
+        """Whether the cache has said how many of the current set's vectors it has."""
         self.embed_started: float | None = None
         self.question: Question | None = None
         self._unsent: list[str] | None = None
@@ -187,6 +189,7 @@ class ConfigurationRun:
         self.generation += 1
         self.from_cache = 0
         self._cached_to_come = 0
+        self._cache_answered = False
         self.index = None
         self.index_place = place
         self.index_taken = False
@@ -257,6 +260,7 @@ class ConfigurationRun:
         self.index_taken = False
         self.generation += 1  # vectors of the old set still on their way are dropped
         self._cached_to_come = 0
+        self._cache_answered = False
         self._unsent = None  # an old set not sent yet never will be
         self._texts_left_out = False
         self._cutting = True
@@ -345,6 +349,12 @@ class ConfigurationRun:
         windows): a ranking of part of them is thrown away when the rest arrive."""
         return self._cached_to_come > 0
 
+    @property
+    def cache_reply_over(self) -> bool:
+        """Whether the current set's cached vectors have all arrived (none on their way, and the cache
+        has answered) or its index is complete: what follows is the model embedding, or nothing."""
+        return self.is_complete or (self._cache_answered and self._cached_to_come == 0)
+
     # Events of the process (the app dispatches them here, then draws).
 
     def model_ready(self, ready: ModelReady) -> bool:
@@ -367,6 +377,7 @@ class ConfigurationRun:
             return False
         self.from_cache = event.found
         self._cached_to_come = event.found
+        self._cache_answered = True
         return True
 
     def vectors_arrived(self, event: VectorsEmbedded) -> bool:

@@ -184,6 +184,7 @@ class RunEvents(ExplorerScreen):
         self.back_new_index(run)
         if run is self.a:
             self.refresh_status()
+            self.keep_memo_when_quiet()
         else:
             self.show_versus()
 

@@ -31,7 +31,7 @@ def indexed(process: EmbeddingProcess, texts: list[str]) -> tuple[dict[int, np.n
 
 
 def test_a_set_of_several_parts_is_embedded_whole_then_comes_from_the_cache_in_parts(tmp_path: Path) -> None:
-    count = TEXTS_PER_PART * 2 + 5
+    count = max(TEXTS_PER_PART, CACHED_ROWS_PER_EVENT) * 2 + 5  # several parts, and several cached events
     texts = [f"window {row} about queue number {row % 997}" for row in range(count)]
     expected = HashingEmbedder().encode(texts)
     for run in ("embedded", "cached"):

@@ -365,6 +365,33 @@ async def test_an_edited_file_marks_its_hits_stale_and_a_rescan_embeds_only_its_
         )
 
 
+async def test_the_memo_of_the_files_is_written_once_the_cached_vectors_are_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written as the corpus was drawn, the memo competed for the GIL with the texts' sending and the
+    cached vectors' arrival (the worst stall of a start-up at 100k windows)."""
+    from raglens import corpus_memo
+    from raglens.corpus_memo import MemoToSave
+
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)  # files just copied count as settled
+    corpus_dir = tmp_path / "corpus"
+    shutil.copytree(REPO_ROOT / "sample_corpus", corpus_dir)
+    real_save = MemoToSave.save
+    states: list[tuple[bool, int]] = []
+    app = make_app(path=str(corpus_dir), cache_dir=str(tmp_path / "cache"))
+
+    def recording(memo: MemoToSave) -> bool:
+        run = app.main.a
+        states.append((run.cache_reply_over, run.embedded_count))
+        return real_save(memo)
+
+    monkeypatch.setattr(MemoToSave, "save", recording)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        await wait_until(pilot, lambda: bool(states), "the memo written")
+    assert len(states) == 1 and states[0][0], f"written while the cache was still replying: {states}"
+
+
 def text_of_hits(app) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(hit_texts(app))
 

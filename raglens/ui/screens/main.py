@@ -100,6 +100,8 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         importing Textual, so the model opens while the app loads); None starts one at mount."""
         super().__init__(config, process)
         self._settle_timer: Timer | None = None
+        self._memo_waiting: MemoToSave | None = None
+        """The memo of the files as last read, to write once the cache's vectors have arrived."""
         self._backed_indexes = weakref.WeakSet()
         self._worker_pool: ContextPerCallExecutor | None = None
 
@@ -213,26 +215,38 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         self.post_message(CorpusLoaded(corpus, params, scan.memo_to_save))
         self.post_message(WindowsCut(run_id, params, corpus, window_set, place, folders))
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="corpus-kept",
-        exit_on_error=False,
-        description="keeping the corpus",
-    )
-    def keep_memo_and_warm_up(self, memo: MemoToSave | None, corpus: Corpus) -> None:
-        """Write the memo of the files as read (the next launch reads only what changed), then import
-        Pygments and find the corpus's lexers (~50 ms), which the first ranking needs."""
-        if memo is not None:
-            memo.save()
+    @work(thread=True, exclusive=True, group="lexers", exit_on_error=False, description="finding lexers")
+    def warm_up_lexers(self, corpus: Corpus) -> None:
+        """Import Pygments and find the corpus's lexers (~50 ms), which the first ranking needs."""
         warm_up([source.path for source in corpus.files])
+
+    def keep_memo_when_quiet(self) -> None:
+        """Write the memo waiting, once A's window set has its cached vectors (or its whole index).
+
+        The next launch reads only the files changed since. Written as the corpus was drawn, its 74 MB
+        at 100k windows competed for the GIL with the texts' sending and the cached vectors' arrival,
+        and the event loop's worst stall of the start-up was 0.15-0.2 s.
+        """
+        if self._memo_waiting is not None and self.a.cache_reply_over:
+            memo, self._memo_waiting = self._memo_waiting, None
+            if self.a.is_complete:  # after the hits the complete index brings
+                self.when_ranked(functools.partial(self.keep_memo, memo))
+            else:
+                self.keep_memo(memo)
+
+    @work(thread=True, group="corpus-kept", exit_on_error=False, description="keeping the files as read")
+    def keep_memo(self, memo: MemoToSave) -> None:
+        """Write the memo of the files as read."""
+        memo.save()
 
     @while_shown
     def on_corpus_loaded(self, message: CorpusLoaded) -> None:
         # Once the corpus is drawn: done by the reading worker right after it posted the windows, this
         # kept the event loop's thread from the GIL while it handled them (at 100k windows, 63 ms of
         # which 13 ms its own; under 30 ms after). A warm model's cached vectors come ~0.1 s later.
-        self.call_after_refresh(self.keep_memo_and_warm_up, message.memo_to_save, message.corpus)
+        self.call_after_refresh(self.warm_up_lexers, message.corpus)
+        if message.memo_to_save is not None:
+            self._memo_waiting = message.memo_to_save  # a newer reading's memo replaces one not written
         if message.params != self.a.config.params:
             return  # superseded by newer settings
         self.corpus = message.corpus
@@ -253,6 +267,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         )
         if run is self.a:
             self._a_windows_cut(message.corpus, message.folders)
+            self.keep_memo_when_quiet()
         else:
             self.versus_windows_cut()
         if run.index_taken:

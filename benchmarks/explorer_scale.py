@@ -58,6 +58,7 @@ from benchmarks.app_responsiveness import (
     seconds_until_on_screen,
 )
 from benchmarks.files_scale import build_corpus
+from raglens.held_text import utf8_of
 from raglens.run import EngineSettings
 from raglens.ui.app import RaglensApp
 from raglens.ui.app_config import AppConfig
@@ -340,7 +341,7 @@ async def explore(corpus: Path, cache: Path, rescans: int, watch: StallWatch | N
             await asyncio.sleep(0.05)
         session.window_count = main.index.window_count
         session.vector_mib = main.index.window_count * main.index.dimension * 4 / 2**20
-        session.text_mib = sum(len(source.text.encode()) for source in main.corpus.files) / 2**20
+        session.text_mib = sum(len(utf8_of(source.held)) for source in main.corpus.files) / 2**20
         session.text_held_mib = sum(sys.getsizeof(source.held) for source in main.corpus.files) / 2**20
         enter("querying")
         await asyncio.sleep(1)  # the last batch's re-rank and repaint

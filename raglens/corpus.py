@@ -215,6 +215,24 @@ class FileTexts(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._by_path)
 
+    def __contains__(self, path: object) -> bool:
+        return path in self._by_path  # (Mapping's own reads the text)
+
+    def __eq__(self, other: object) -> bool:
+        """Compared as held, not decoded: a text is held in one form only, so equal texts hold alike."""
+        if isinstance(other, FileTexts):
+            mine, theirs = self._by_path, other._by_path
+            return mine.keys() == theirs.keys() and all(mine[p].held == theirs[p].held for p in mine)
+        return super().__eq__(other)
+
+    def held(self, path: str) -> HeldText:
+        """The text of the file at ``path`` as held: equal for equal texts, and not decoded."""
+        return self._by_path[path].held
+
+    def length(self, path: str) -> int:
+        """The length in characters of the text of the file at ``path``, not decoded."""
+        return self._by_path[path].length
+
     def holding(self, needle: str) -> Iterator[tuple[str, str]]:
         """(path, text) of each file whose text contains ``needle``, in corpus order; the others are
         not decoded to tell."""

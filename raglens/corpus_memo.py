@@ -206,7 +206,7 @@ def scan_remembering(
 ) -> RememberedScan:
     """:func:`scan_corpus`, reading only the files the memo in ``cache_dir`` cannot answer for (None:
     every file, no memo), with the memo to write when anything changed (the explorer writes it once
-    the corpus is drawn: a quit before then leaves the next launch to read the files again)."""
+    the cache's vectors are in: a quit before then leaves the next launch to read the files again)."""
     root = _root_of(Path(path))
     if cache_dir is None or root is None or not MEMO_WORKS_HERE:
         return RememberedScan(scan_corpus(path, options), None)

@@ -61,6 +61,7 @@ class _DecodedTexts:
         self._lock = threading.Lock()
 
     def text(self, data: bytes) -> str:
+        """The text whose held UTF-8 is ``data``, decoded now or kept from before."""
         with self._lock:
             text = self._texts.get(data)
             if text is not None:
@@ -75,11 +76,6 @@ class _DecodedTexts:
                 _, dropped = self._texts.popitem(last=False)
                 self._bytes -= sys.getsizeof(dropped)
         return text
-
-    def clear(self) -> None:
-        with self._lock:
-            self._texts.clear()
-            self._bytes = 0
 
 
 DECODED = _DecodedTexts(DECODED_BUDGET_BYTES)

@@ -410,6 +410,7 @@ class ConfigurationRun:
             return ProcessOutcome.ALREADY_REPLACED
         self.process = None
         self._cached_to_come = 0  # a process that ended sends no more
+        self._cache_answered = False  # the next one answers again
         ended.close(timeout=1)
         if self.failure is not None:
             self.stopped = True

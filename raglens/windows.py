@@ -303,12 +303,17 @@ class WindowColumns(Sequence[Window]):
         return f"<WindowColumns: {len(self)} windows of {len(self._paths)} files>"
 
     def texts(self, file_text: Callable[[str], str]) -> list[str]:
-        """The text of each window, sliced from its file's, which ``file_text`` gives for a path."""
-        texts = [file_text(path) for path in self._paths]
-        return [
-            texts[number][start:end]
-            for number, start, end in zip(self._file_of, self._starts, self._ends, strict=True)
-        ]
+        """The text of each window, sliced from its file's, which ``file_text`` gives for a path.
+
+        File by file: a file's text held as UTF-8 is decoded for its windows alone, then let go.
+        """
+        texts: list[str] = []
+        starts, ends, firsts = self._starts, self._ends, self._first_rows
+        for number, path in enumerate(self._paths):
+            text = file_text(path)
+            rows = range(firsts[number], firsts[number + 1] if number + 1 < len(firsts) else len(self))
+            texts.extend([text[starts[row] : ends[row]] for row in rows])
+        return texts
 
     def rows_of(self, path: str) -> range:
         """The rows of the windows of the file at ``path`` (none for a file with no window): what a

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from raglens.corpus import FileTexts
 from raglens.embedding_events import DEFAULT_MODEL_NAME, ReadingExtent
 from raglens.fingerprint import max_seq_length_of, model_folder
 from raglens.tokens import TokenCounter
@@ -231,8 +232,11 @@ def measure_coverage(
     A window of a file whose text an earlier file has too (a copy, a vendored twin) is the same text
     as that file's window at the same offsets, so it is tokenised once; ``total`` counts those read.
     """
-    first_with_text: dict[str, str] = {}
-    read_as = {path: first_with_text.setdefault(text, path) for path, text in file_texts.items()}
+    # A corpus's texts are told apart as held (raglens.held_text), not decoded all at once.
+    held = file_texts.held if isinstance(file_texts, FileTexts) else file_texts.__getitem__
+    length = file_texts.length if isinstance(file_texts, FileTexts) else lambda path: len(file_texts[path])
+    first_with_text: dict[str | bytes, str] = {}
+    read_as = {path: first_with_text.setdefault(held(path), path) for path in file_texts}
 
     def key(window: Window) -> tuple[str, int, int]:
         return read_as[window.path], window.start, window.end
@@ -251,7 +255,7 @@ def measure_coverage(
         extent_of.update(zip(map(key, batch), extents, strict=True))
         if on_progress is not None:
             on_progress(len(extent_of), total)
-    lengths = {path: len(text) for path, text in file_texts.items()}
+    lengths = {path: length(path) for path in file_texts}
     read = [extent_of[key(window)].chars_read for window in windows]
     return corpus_coverage(lengths, windows, read, counter.content_limit)
 

@@ -43,7 +43,7 @@ class CorpusLoaded(Message):
         self.corpus = corpus
         self.params = params
         self.memo_to_save = memo_to_save
-        """The memo of the files as read, to write once the corpus is drawn (None: unchanged)."""
+        """The memo of the files as read, to write once the cache's vectors are in (None: unchanged)."""
 
 
 class CoverageMeasured(Message):

@@ -15,6 +15,7 @@ from raglens.corpus import CorpusOptions, load_corpus
 from raglens.diagnostics.straddle import Straddle
 from raglens.engine import Engines
 from raglens.pipeline import build_index, search_index
+from raglens.ui.screens import main as main_screen
 from raglens.ui.screens.settings import SettingsScreen
 from raglens.ui.widgets.corpus_tree import CorpusTree
 from raglens.ui.widgets.file_lines import FileLines
@@ -374,22 +375,66 @@ async def test_the_memo_of_the_files_is_written_once_the_cached_vectors_are_in(
     from raglens.corpus_memo import MemoToSave
 
     monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)  # files just copied count as settled
-    corpus_dir = tmp_path / "corpus"
+    corpus_dir, cache = tmp_path / "corpus", str(tmp_path / "cache")
     shutil.copytree(REPO_ROOT / "sample_corpus", corpus_dir)
+    first = make_app(path=str(corpus_dir), cache_dir=cache)
+    async with first.run_test(size=(160, 45)) as pilot:  # every vector cached, the memo written
+        await wait_until(pilot, lambda: index_complete(first), "the first launch's index")
+        memo = corpus_memo.memo_path(tmp_path / "cache", corpus_dir.resolve(), CorpusOptions())
+        await wait_until(pilot, memo.exists, "the first memo")
+    queues = corpus_dir / "docs" / "queues.md"
+    queues.write_text(queues.read_text() + "\nOne more closing line.\n")  # the memo changes
     real_save = MemoToSave.save
-    states: list[tuple[bool, int]] = []
-    app = make_app(path=str(corpus_dir), cache_dir=str(tmp_path / "cache"))
+    states: list[tuple[int, int]] = []
+    app = make_app(path=str(corpus_dir), cache_dir=cache)
 
     def recording(memo: MemoToSave) -> bool:
-        run = app.main.a
-        states.append((run.cache_reply_over, run.embedded_count))
+        states.append((app.main.a.embedded_count, app.main.a.from_cache))
         return real_save(memo)
 
     monkeypatch.setattr(MemoToSave, "save", recording)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: index_complete(app), "the index")
         await wait_until(pilot, lambda: bool(states), "the memo written")
-    assert len(states) == 1 and states[0][0], f"written while the cache was still replying: {states}"
+    assert len(states) == 1, states
+    embedded, from_cache = states[0]
+    assert from_cache > 0 and embedded >= from_cache, f"written before the cached vectors were in: {states}"
+
+
+async def test_the_memo_of_the_files_is_written_when_the_model_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No cache answers for a model that failed to open: the memo does not wait for one."""
+    from raglens import corpus_memo
+
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)
+    monkeypatch.setattr(main_screen, "MEMO_AT_LATEST_S", 3600.0)  # not the time cap: the failure
+    corpus_dir = tmp_path / "corpus"
+    shutil.copytree(REPO_ROOT / "sample_corpus", corpus_dir)
+    app = make_app(
+        path=str(corpus_dir), factory="tests.fakes:failing_embedder", cache_dir=str(tmp_path / "c")
+    )
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.main.a.failure is not None, "the model's failure")
+        memo = corpus_memo.memo_path(tmp_path / "c", corpus_dir.resolve(), CorpusOptions())
+        await wait_until(pilot, memo.exists, "the memo of the files as read")
+
+
+async def test_the_memo_of_the_files_waits_for_no_cache_longer_than_its_time_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from raglens import corpus_memo
+    from raglens.run import ConfigurationRun
+
+    monkeypatch.setattr(corpus_memo, "RACY_NS", -3_600_000_000_000)
+    monkeypatch.setattr(main_screen, "MEMO_AT_LATEST_S", 0.2)
+    monkeypatch.setattr(ConfigurationRun, "cache_reply_over", property(lambda run: False))  # never
+    corpus_dir = tmp_path / "corpus"
+    shutil.copytree(REPO_ROOT / "sample_corpus", corpus_dir)
+    app = make_app(path=str(corpus_dir), cache_dir=str(tmp_path / "c"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        memo = corpus_memo.memo_path(tmp_path / "c", corpus_dir.resolve(), CorpusOptions())
+        await wait_until(pilot, memo.exists, "the memo of the files as read")
 
 
 def text_of_hits(app) -> str:  # type: ignore[no-untyped-def]

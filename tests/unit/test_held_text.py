@@ -71,6 +71,15 @@ def test_a_source_file_made_from_utf8_equals_one_made_from_its_text() -> None:
 def test_file_texts_are_the_files_texts_and_holding_finds_those_with_the_needle(
     texts: dict[str, str], needle: str
 ) -> None:
-    file_texts = FileTexts({path: SourceFile(path, text, "utf-8", 1) for path, text in texts.items()})
+    def file_texts_of(texts: dict[str, str]) -> FileTexts:
+        return FileTexts({path: SourceFile(path, text, "utf-8", 1) for path, text in texts.items()})
+
+    file_texts = file_texts_of(texts)
     assert dict(file_texts) == texts
     assert list(file_texts.holding(needle)) == [(p, t) for p, t in texts.items() if needle in t]
+    assert all(path in file_texts and file_texts.length(path) == len(texts[path]) for path in texts)
+    assert "elsewhere.py" not in file_texts
+    # Compared as held, the same as compared as texts.
+    assert file_texts == file_texts_of(dict(texts))
+    other = {**texts, "a.py": texts.get("a.py", "") + needle + "\u2014"}
+    assert (file_texts == file_texts_of(other)) == (texts == other)

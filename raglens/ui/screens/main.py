@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 
 
 FREEING_MEMORY = "free-memory"
+MEMO_AT_LATEST_S = 10.0
+"""The longest the memo of the files as read waits for the cache's vectors before it is written."""
 LONG_LIVED_WORKERS = frozenset({"embedder", "grid", "controls"})
 """Worker groups that run for as long as a process does, or wait on one: the heap is settled while
 they run (they hold only what lives as long)."""
@@ -102,6 +104,7 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         self._settle_timer: Timer | None = None
         self._memo_waiting: MemoToSave | None = None
         """The memo of the files as last read, to write once the cache's vectors have arrived."""
+        self._memo_timer: Timer | None = None
         self._backed_indexes = weakref.WeakSet()
         self._worker_pool: ContextPerCallExecutor | None = None
 
@@ -220,19 +223,34 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         """Import Pygments and find the corpus's lexers (~50 ms), which the first ranking needs."""
         warm_up([source.path for source in corpus.files])
 
-    def keep_memo_when_quiet(self) -> None:
-        """Write the memo waiting, once A's window set has its cached vectors (or its whole index).
+    def keep_memo_when_quiet(self, *, at_latest: bool = False) -> None:
+        """Write the memo waiting once A's window set has its cached vectors (or its whole index), its
+        model failed, or MEMO_AT_LATEST_S have passed since it came (a model still loading, a cache
+        that does not answer).
 
-        The next launch reads only the files changed since. Written as the corpus was drawn, its 74 MB
-        at 100k windows competed for the GIL with the texts' sending and the cached vectors' arrival,
-        and the event loop's worst stall of the start-up was 0.15-0.2 s.
+        The next launch, and a re-scan, read only the files changed since. Written as the corpus was
+        drawn, its 74 MB at 100k windows competed for the GIL with the texts' sending and the cached
+        vectors' arrival, and the event loop's worst stall of the start-up was 0.15-0.2 s.
         """
-        if self._memo_waiting is not None and self.a.cache_reply_over:
-            memo, self._memo_waiting = self._memo_waiting, None
-            if self.a.is_complete:  # after the hits the complete index brings
-                self.when_ranked(functools.partial(self.keep_memo, memo))
-            else:
-                self.keep_memo(memo)
+        run = self.a
+        if self._memo_waiting is None:
+            return
+        if not (at_latest or run.cache_reply_over or run.stopped or run.failure is not None):
+            if self._memo_timer is None:
+                self._memo_timer = self.set_timer(MEMO_AT_LATEST_S, self._keep_memo_at_latest)
+            return
+        memo, self._memo_waiting = self._memo_waiting, None
+        if self._memo_timer is not None:
+            self._memo_timer.stop()
+            self._memo_timer = None
+        if run.is_complete:  # after the hits the complete index brings
+            self.when_ranked(functools.partial(self.keep_memo, memo))
+        else:
+            self.keep_memo(memo)
+
+    def _keep_memo_at_latest(self) -> None:
+        self._memo_timer = None
+        self.keep_memo_when_quiet(at_latest=True)
 
     @work(thread=True, group="corpus-kept", exit_on_error=False, description="keeping the files as read")
     def keep_memo(self, memo: MemoToSave) -> None:
@@ -267,11 +285,12 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         )
         if run is self.a:
             self._a_windows_cut(message.corpus, message.folders)
-            self.keep_memo_when_quiet()
         else:
             self.versus_windows_cut()
         if run.index_taken:
-            self.stored_index_taken(run)
+            self.stored_index_taken(run)  # its ranking starts here, which the memo then follows
+        if run is self.a:
+            self.keep_memo_when_quiet()
 
     def _a_windows_cut(self, corpus: Corpus, folders: FolderListing | None) -> None:
         self.cut_short = None  # measured again once the new windows are embedded

@@ -241,6 +241,20 @@ async def test_a_model_that_cannot_load_is_a_notification() -> None:
         assert app.is_running
 
 
+async def test_a_rescan_says_so_on_screen() -> None:
+    """An unchanged corpus is re-read in a blink: a newcomer pressed r and saw nothing happen."""
+    app = make_app()
+    notifications, record = notification_recorder()
+    async with app.run_test(size=(80, 24), message_hook=record) as pilot:
+        await wait_until(pilot, lambda: index_complete(app), "the index")
+        assert not notifications
+        await pilot.press("escape", "r")
+        await wait_until(
+            pilot, lambda: any(n.title == "re-scanning" for n in notifications), "a notification"
+        )
+        await wait_until(pilot, lambda: index_complete(app), "the re-scan's index")
+
+
 async def test_selecting_a_skipped_file_says_why(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("# Notes\n")
     (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02")

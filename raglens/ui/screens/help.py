@@ -106,13 +106,14 @@ PROSE: tuple[tuple[str | None, str], ...] = (
         'corpus cannot answer; "undecided" is too near the edge to tell; "≡ contains" marks '
         "literal matches. A question in a language the model does not read gets no verdict, and the "
         "strip says so. In each hit's preview the query's words are underlined; a folded preview "
-        "says on which of its hidden lines they occur.",
+        "says on which of its hidden lines they occur. In a narrow pane a hit shows one line of its "
+        "window: +16 L81: is that line (line 81 of the file), with 16 more in the window (e shows them).",
     ),
     (None, 'A hit marked "changed on disk" comes from a file edited after it was indexed; r re-scans.'),
     (
         None,
-        "Scores are cosines on an absolute 0-1 scale, never rescaled per query: when nothing in the "
-        "corpus is near, every bar is short.",
+        "Scores are cosines (-1 to 1; the bars and the strip start at 0 and -0.25), never rescaled per "
+        "query: when nothing in the corpus is near, every bar is short.",
     ),
 )
 
@@ -123,7 +124,7 @@ def help_text(width: int = HELP_WIDTH) -> str:
 
     lines = textwrap.wrap(
         "raglens runs rung-1 naive RAG on your files and shows every step: fixed windows, one "
-        "embedding model, cosine top-k with no floor.",
+        "embedding model, cosine top-k with no floor. Escape, q or ? closes this help.",
         width,
     )
     lines += ["", "Keys"]

@@ -69,6 +69,8 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
     """Runs rung-1 naive RAG on one folder and shows every step of it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # First: at 80 columns the footer shows the first ten or so, and help names every key (quit too).
+        Binding("question_mark,f1", "help", "help"),
         Binding("slash", "focus_query", "query"),
         Binding("t", "focus_tree", "files"),
         Binding("n", "next_window", "next"),
@@ -93,7 +95,6 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         Binding("v", "versus", "versus"),
         Binding("o", "versus_overlay", "B's grid", show=False),
         Binding("x", "eval_grid", "eval grid", show=False),
-        Binding("question_mark,f1", "help", "help"),
         Binding("escape", "leave_query", "letter keys"),
     ]
 
@@ -343,6 +344,8 @@ class MainScreen(Navigation, LabActions, WhyActions, VersusActions, GridActions,
         if self.a.restart():
             self.relay_events(self.a)
         self._rebuild(self.a.config.params, f"re-scanning {self.config.path}")
+        # On screen too: an unchanged corpus is re-read in a blink, and the log may be folded away.
+        self.notify("only files changed since are read again (l: the log)", title="re-scanning", timeout=3)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

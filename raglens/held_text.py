@@ -21,21 +21,25 @@ DECODED_BUDGET_BYTES = 4 << 20
 """Memory of the decoded texts kept for the next reader (the latest one is kept whatever its size)."""
 
 
+def _smaller_as_utf8(text: str, utf8_bytes: int) -> bool:
+    """Whether ``text``, whose UTF-8 takes ``utf8_bytes``, takes less memory held as that UTF-8; never
+    an ASCII text (one byte a character either way)."""
+    return not text.isascii() and utf8_bytes + _BYTES_OVERHEAD < sys.getsizeof(text)
+
+
 def hold(text: str) -> HeldText:
-    """``text`` in its smaller form; an ASCII text, one byte a character either way, stays a string."""
+    """``text`` in its smaller form."""
     if text.isascii():
-        return text
+        return text  # (not encoded to tell)
     encoded = text.encode("utf-8", "surrogatepass")
-    return encoded if len(encoded) + _BYTES_OVERHEAD < sys.getsizeof(text) else text
+    return encoded if _smaller_as_utf8(text, len(encoded)) else text
 
 
 def hold_utf8(data: bytes | memoryview) -> tuple[HeldText, int]:
     """The held form of the text whose UTF-8 (``surrogatepass``) is ``data``, without encoding it
     again, and the text's length in characters."""
     text = str(data, "utf-8", "surrogatepass")
-    if not text.isascii() and len(data) + _BYTES_OVERHEAD < sys.getsizeof(text):
-        return bytes(data), len(text)
-    return text, len(text)
+    return (bytes(data) if _smaller_as_utf8(text, len(data)) else text), len(text)
 
 
 def utf8_of(held: HeldText) -> bytes:
